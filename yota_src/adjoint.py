@@ -1,0 +1,134 @@
+"""The reverse pass: each forward op's template, run backwards on the tape.
+
+The unroller that recorded the forward pass also runs the templates, on the
+forward values, so the backward pass lands on the same tape, with the same
+static folding: shapes decide `unbroadcast`, not run-time code.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from . import rules
+from .errors import NoDiffRuleError
+from .primitives import display_name
+from .structs import DIFF, user_path
+from .tape import Call, Input, Op, map_refs, operands
+from .unroll import Traced, Unroller, values_of
+
+
+def active_ops(ops: list[Op], wrt: set[Op]) -> set[Op]:
+    """Ops whose value depends differentiably on an input in `wrt`."""
+    active = set()
+    for op in ops:
+        if op in wrt:
+            active.add(op)
+        elif (isinstance(op, Call) and op.differentiable
+              and not rules.is_nondifferentiable(op.fn)
+              and any(arg in active for arg in operands(op))):
+            active.add(op)
+    return active
+
+
+def backward(unroller: Unroller, output, wrt: set[Op]) -> dict[Op, object]:
+    """Gradients of the scalar `output` for every active op, by reverse sweep."""
+    forward = list(unroller.ops)
+    forward_set = set(forward)
+    active = active_ops(forward, wrt)
+    grads: dict[Op, object] = {}
+    if isinstance(output, Traced) and output.op in active:
+        grads[output.op] = 1.0
+    for op in reversed(forward):
+        if op in grads:
+            _name(grads[op], op, forward_set)
+            if isinstance(op, Call):
+                _propagate(unroller, op, grads[op], active, grads)
+    return grads
+
+
+def _name(grad, op: Op, forward_set: set) -> None:
+    """The final gradient of `op` is called d<name of op> in the generated code."""
+    if isinstance(grad, Traced) and grad.op not in forward_set \
+            and grad.op.hint is None and grad.op.grad_of is None:
+        grad.op.grad_of = op
+
+
+def _propagate(unroller: Unroller, op: Call, dy, active: set, grads: dict) -> None:
+    template = rules.template_for(op.fn)
+    if template is None:
+        if rules.is_nondifferentiable(op.fn):
+            return
+        name = display_name(op.fn)
+        raise NoDiffRuleError(
+            f"no gradient rule for {name}", op.loc,
+            hint=f"Add one, e.g. ys.diffrule({name}, \"x\", \"<expression in x, y, dy>\"), "
+                 f"or mark it with ys.nodiff({name}, \"x\") if no gradient should flow.")
+    traced = lambda ref: Traced(ref, unroller.values[ref])  # noqa: E731
+    args, kwargs = map_refs(op.args, traced), map_refs(op.kwargs, traced)
+    skip = rules.nodiff_args(op.fn)
+
+    def wants(name: str, value) -> bool:
+        return name not in skip and any(t.op in active for t in _traced_leaves(value))
+
+    y = traced(op)
+    try:
+        pairs = unroller.run_template(template, dy, y, args, kwargs, wants, op.loc)
+    except (TypeError, NotImplementedError) as error:
+        raise NoDiffRuleError(f"the rule for {display_name(op.fn)} does not apply here: {error}",
+                              op.loc) from None
+    saved, unroller.loc = unroller.loc, op.loc
+    try:
+        for value, grad in pairs:
+            _accumulate(unroller, op, value, grad, active, grads)
+    finally:
+        unroller.loc = saved
+
+
+def _traced_leaves(value):
+    if isinstance(value, Traced):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _traced_leaves(item)
+
+
+def _accumulate(unroller, op, value, grad, active, grads) -> None:
+    if grad is None:
+        return
+    if isinstance(value, (list, tuple)):
+        for item, item_grad in zip(value, grad):
+            _accumulate(unroller, op, item, item_grad, active, grads)
+        return
+    if not isinstance(value, Traced) or value.op not in active:
+        return
+    if np.shape(values_of(grad)) != value.op.shape:
+        raise RuntimeError(
+            f"the rule for {display_name(op.fn)} gave a gradient of shape "
+            f"{np.shape(values_of(grad))} for an input of shape {value.op.shape}")
+    previous = grads.get(value.op)
+    grads[value.op] = grad if previous is None else unroller.binary(operator.add, previous, grad)
+
+
+def gradient_outputs(unroller: Unroller, signature, grads: dict, wrt_args: set[int]) -> tuple:
+    """One gradient per positional argument: an op, a path dict, zeros, or None."""
+    inputs = [op for op in unroller.ops if isinstance(op, Input)]
+    out = []
+    for index, leaves in enumerate(signature.leaves):
+        if index not in wrt_args or not any(leaf.kind == DIFF for leaf in leaves):
+            out.append(None)
+        elif signature.structs[index]:
+            out.append({user_path(op.path): unroller.refs(grads[op]) for op in inputs
+                        if op.index == index and op in grads})
+        else:
+            (op,) = [op for op in inputs if op.index == index]
+            out.append(unroller.refs(grads[op]) if op in grads else _zeros(unroller, op))
+    return tuple(out)
+
+
+def _zeros(unroller: Unroller, op: Input):
+    if op.scalar:
+        return 0.0
+    args = (op.shape,) if op.dtype == np.float64 else (op.shape, op.dtype)
+    return unroller.refs(unroller.primitive(np.zeros, args, {}))

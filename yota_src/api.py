@@ -1,0 +1,276 @@
+"""The public API: grad, simplegrad, trace, update, check_grad.
+
+Caching lives here and nowhere below: every other stage is a pure function
+of its inputs.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import codegen, loader
+from .adjoint import backward, gradient_outputs
+from .errors import ControlFlowChanged
+from .passes import eliminate_dead_code, optimize
+from .source import function_source, unwrap
+from .structs import (
+    ATTR,
+    DATA,
+    DIFF,
+    ITEM,
+    Signature,
+    flatten,
+    get_path,
+    kind_of,
+    rebuild,
+    set_path,
+    signature_key,
+    user_path,
+)
+from .tape import Tape
+from .unroll import Traced, Unroller, values_of
+
+
+class GradientResult(Sequence):
+    """`g[i]`: the gradient for positional argument i (array, float, path dict
+    or None); `g.tape`: the forward Tape; `g.source`: the gradient's module."""
+
+    def __init__(self, gradients: tuple, tape: Tape, source: str):
+        self._gradients = tuple(gradients)
+        self.tape = tape
+        self.source = source
+
+    def __getitem__(self, index):
+        return self._gradients[index]
+
+    def __len__(self) -> int:
+        return len(self._gradients)
+
+    def __repr__(self) -> str:
+        return f"GradientResult({list(self._gradients)!r})"
+
+
+class GradFunction:
+    """A generated gradient: call it like the primal to get (value, d0, d1, ...)."""
+
+    def __init__(self, function: Callable, source: str, bound_self=None, has_self=False):
+        self._function = function
+        self.source = source
+        self._bound_self = bound_self
+        self._has_self = has_self
+        self.__name__ = function.__name__
+
+    def __call__(self, *args):
+        if not self._has_self:
+            return self._function(*args)
+        value, _, *gradients = self._function(self._bound_self, *args)
+        return (value, *gradients)
+
+    def save(self, path) -> None:
+        """Write the module; importing it gives `grad_<name>`, needing only NumPy."""
+        loader.write_atomic(path, self.source)
+
+    def __str__(self) -> str:
+        return self.source
+
+    def __repr__(self) -> str:
+        return f"<GradFunction {self.__name__}>"
+
+
+@dataclass
+class _Compiled:
+    function: Callable
+    source: str
+    tape: Tape  # the forward tape
+
+
+_cache: dict[Any, list[_Compiled]] = {}
+
+
+def grad(f: Callable, *args, dynamic: bool = False, wrt=None) -> tuple[Any, GradientResult]:
+    """The value of `f(*args)` and its gradient for every positional argument."""
+    fn, full_args, has_self = _unbind(f, args)
+    wrt_args = _wrt_indices(wrt, len(args), has_self)
+    key = (fn, signature_key(full_args), wrt_args)
+    variants = _cache.setdefault(key, [])
+    for compiled in variants:
+        try:
+            result = compiled.function(*full_args)
+            break
+        except ControlFlowChanged:
+            if not dynamic:
+                raise
+    else:
+        compiled = _build(fn, full_args, wrt_args)
+        variants.append(compiled)
+        result = compiled.function(*full_args)
+    value, *gradients = result
+    return value, GradientResult(gradients[has_self:], compiled.tape, compiled.source)
+
+
+def simplegrad(f: Callable, *args) -> GradFunction:
+    """A gradient function for arguments like `args`, with readable source."""
+    fn, full_args, has_self = _unbind(f, args)
+    compiled = _build(fn, full_args, frozenset(range(len(full_args))))
+    return GradFunction(compiled.function, compiled.source,
+                        f.__self__ if has_self else None, has_self)
+
+
+def trace(f: Callable, *args) -> tuple[Any, Tape]:
+    """The value of `f(*args)` and the tape of primitive operations behind it."""
+    fn, full_args, _ = _unbind(f, args)
+    unroller, value, signature = _unroll(fn, full_args)
+    tape = Tape(list(unroller.ops), unroller.refs(value), signature)
+    return values_of(value), eliminate_dead_code(tape)
+
+
+def update(m, gm, fn: Callable):
+    """Apply `fn(old, grad)` at every path of `gm` (or to the array `m`)."""
+    if not isinstance(gm, dict):
+        new = fn(m, gm)
+        if isinstance(m, np.ndarray) and m.flags.writeable and np.shape(new) == m.shape:
+            m[...] = new
+            return m
+        return new
+    for path, g in gm.items():
+        steps = _steps(m, path)
+        m = set_path(m, steps, fn(get_path(m, steps), g))
+    return m
+
+
+def check_grad(f: Callable, *args, rtol: float = 1e-5, atol: float = 1e-7) -> None:
+    """Compare `grad(f, *args)` with central finite differences.
+
+    Raises AssertionError with a report per argument where they disagree.
+    """
+    _, g = grad(f, *args)
+    problems = []
+    for index, arg in enumerate(args):
+        for path, leaf in flatten(arg):
+            if kind_of(leaf) != DIFF:
+                continue
+            numeric = numerical_gradient(f, args, index, path)
+            analytic = g[index] if not path and kind_of(arg) != "struct" else \
+                (g[index] or {}).get(user_path(path), np.zeros_like(numeric))
+            if not np.allclose(analytic, numeric, rtol=rtol, atol=atol):
+                error = np.abs(np.asarray(analytic) - numeric)
+                worst = np.unravel_index(np.argmax(error), np.shape(error)) if error.ndim else ()
+                problems.append(
+                    f"argument {index}{' path ' + str(user_path(path)) if path else ''}: "
+                    f"max abs error {error.max():.3g} at {worst} "
+                    f"(analytic {np.asarray(analytic)[worst]!r}, numeric {numeric[worst]!r})")
+    if problems:
+        raise AssertionError("gradient check failed:\n  " + "\n  ".join(problems))
+
+
+def numerical_gradient(f: Callable, args: tuple, index: int, path: tuple = ()) -> np.ndarray:
+    """Central finite differences of a scalar `f` for one leaf of one argument."""
+    leaf = get_path(args[index], path)
+    base = np.array(leaf, dtype=np.float64)
+    out = np.zeros_like(base)
+    step_scale = np.finfo(np.result_type(leaf)).eps ** (1 / 3)
+    for position in np.ndindex(base.shape):
+        step = step_scale * max(1.0, abs(base[position]))
+        values = []
+        for sign in (1, -1):
+            moved = base.copy()
+            moved[position] += sign * step
+            new_leaf = _like(leaf, moved)
+            new_arg = rebuild(args[index], lambda p, v: new_leaf if p == path else v)
+            values.append(float(f(*args[:index], new_arg, *args[index + 1:])))
+        out[position] = (values[0] - values[1]) / (2 * step)
+    return out
+
+
+def _like(leaf, values: np.ndarray):
+    if isinstance(leaf, np.ndarray):
+        return values.astype(leaf.dtype)
+    return type(leaf)(values[()])
+
+
+# --- building ---------------------------------------------------------------
+
+def _unbind(f: Callable, args: tuple) -> tuple[Callable, tuple, bool]:
+    """A bound method differentiates its function with `self` as argument 0."""
+    if isinstance(f, types.MethodType):
+        return f.__func__, (f.__self__,) + args, True
+    return f, args, False
+
+
+def _wrt_indices(wrt, n_args: int, has_self: bool) -> frozenset:
+    if wrt is None:
+        return frozenset(range(n_args + has_self))
+    indices = [wrt] if isinstance(wrt, int) else list(wrt)
+    return frozenset(i + has_self for i in indices) | ({0} if has_self else set())
+
+
+def _unroll(fn: Callable, args: tuple):
+    plain = unwrap(fn)
+    source = function_source(plain)
+    signature = Signature.of(plain.__name__, _parameter_names(plain, len(args)), args,
+                             module=getattr(plain, "__module__", "") or "",
+                             qualname=plain.__qualname__, source_hash=source.source_hash)
+    unroller = Unroller()
+
+    def leaf_value(index):
+        return lambda path, leaf: unroller.input(index, path, leaf) \
+            if kind_of(leaf) in (DIFF, DATA) else leaf
+
+    traced = tuple(rebuild(arg, leaf_value(i)) for i, arg in enumerate(args))
+    return unroller, unroller.call_function(plain, traced, {}), signature
+
+
+def _parameter_names(fn: Callable, count: int) -> list[str]:
+    names = []
+    for parameter in inspect.signature(fn).parameters.values():
+        if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
+            names.append(parameter.name)
+        elif parameter.kind == parameter.VAR_POSITIONAL:
+            names += [f"{parameter.name}_{i}" for i in range(count - len(names))]
+    if len(names) < count:
+        raise TypeError(f"{fn.__name__}() takes {len(names)} positional arguments "
+                        f"but {count} were given")
+    return names[:count]
+
+
+def _build(fn: Callable, args: tuple, wrt_args: frozenset) -> _Compiled:
+    unroller, value, signature = _unroll(fn, args)
+    _require_scalar(value, signature)
+    output = unroller.refs(value)
+    forward = Tape(list(unroller.ops), output, signature)
+    wrt = {op for op in forward.inputs if op.index in wrt_args and op.differentiable}
+    grads = backward(unroller, value, wrt)
+    gradients = gradient_outputs(unroller, signature, grads, wrt_args)
+    tape = optimize(Tape(unroller.ops, (output,) + gradients, signature, len(forward.ops)))
+    source = codegen.module_source(tape)
+    function = loader.load(source, codegen.function_name(tape, "gradient"))
+    return _Compiled(function, source, eliminate_dead_code(forward))
+
+
+def _require_scalar(value, signature: Signature) -> None:
+    shape = value.op.shape if isinstance(value, Traced) else np.shape(value)
+    if shape != () or not np.issubdtype(np.result_type(values_of(value)), np.number):
+        raise ValueError(f"{signature.function_name}() must return a scalar to be "
+                         f"differentiated; it returned {type(values_of(value)).__name__} "
+                         f"of shape {shape}")
+
+
+def _steps(root, path: tuple) -> tuple:
+    """A user path (keys only) -> steps that say attribute or item."""
+    steps, node = [], root
+    for key in path:
+        is_item = isinstance(node, (dict, list)) or (
+            isinstance(node, tuple) and not (hasattr(node, "_fields") and isinstance(key, str)))
+        steps.append((ITEM if is_item else ATTR, key))
+        node = node[key] if is_item else getattr(node, key)
+    return tuple(steps)
+
+
+__all__ = ["grad", "simplegrad", "trace", "update", "check_grad", "GradientResult",
+           "GradFunction", "numerical_gradient"]

@@ -1,0 +1,90 @@
+"""One exception type per failure the user can act on.
+
+Every error that concerns the user's code carries a `Location` and prints it
+the way a compiler would: file, line, the line itself and a caret under the
+construct, then what to do about it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where in the user's source an operation came from."""
+
+    filename: str
+    lineno: int
+    line: str = ""
+    col: int | None = None
+    end_col: int | None = None
+
+    @property
+    def short(self) -> str:
+        """`file.py:12`, the form used in comments and messages."""
+        return f"{os.path.basename(self.filename)}:{self.lineno}"
+
+    def excerpt(self) -> str:
+        """The source line with a caret under the construct, if known."""
+        if not self.line:
+            return ""
+        text = self.line.rstrip()
+        out = f"    {text.strip()}"
+        if self.col is not None:
+            indent = len(text) - len(text.lstrip())
+            start = max(self.col - indent, 0)
+            end = self.end_col if self.end_col and self.end_col > self.col else self.col + 1
+            end = min(end - indent, len(text.strip()))
+            out += "\n    " + " " * start + "^" * max(end - start, 1)
+        return out
+
+
+class YotaError(Exception):
+    """Base of the errors that point at the user's code."""
+
+    def __init__(self, message: str, location: Location | None = None, hint: str = ""):
+        self.message = message
+        self.location = location
+        self.hint = hint
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        parts = []
+        if self.location is not None:
+            parts.append(f"{self.location.filename}:{self.location.lineno}: {self.message}")
+            excerpt = self.location.excerpt()
+            if excerpt:
+                parts.append(excerpt)
+        else:
+            parts.append(self.message)
+        if self.hint:
+            parts.append(self.hint)
+        return "\n".join(parts)
+
+
+class SourceUnavailableError(YotaError):
+    """The function has no Python source to read (builtin, exec, REPL)."""
+
+
+class UnsupportedSyntaxError(YotaError):
+    """A construct the unroller cannot turn into straight-line code."""
+
+
+class NoDiffRuleError(YotaError):
+    """A primitive on the gradient path has no adjoint template."""
+
+
+class MutationError(YotaError):
+    """An in-place change of a value that is being differentiated."""
+
+
+class SignatureMismatch(ValueError):
+    """A generated gradient was called outside the shapes, dtypes or static
+    values it was generated for."""
+
+
+class ControlFlowChanged(ValueError):
+    """A data-dependent branch went the other way than when the gradient was
+    generated."""

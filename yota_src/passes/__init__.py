@@ -1,0 +1,21 @@
+"""Tape -> Tape rewrites, one per module, run in `optimize` order."""
+
+from __future__ import annotations
+
+from ..tape import Tape
+from .cse import eliminate_common_subexpressions
+from .dce import eliminate_dead_code
+from .outputs import own_outputs
+from .simplify import simplify
+
+
+def optimize(tape: Tape) -> Tape:
+    """The rewrites that keep generated code lean and readable."""
+    tape = simplify(tape)
+    tape = eliminate_common_subexpressions(tape)
+    tape = eliminate_dead_code(tape)
+    return own_outputs(tape)
+
+
+__all__ = ["optimize", "simplify", "eliminate_common_subexpressions", "eliminate_dead_code",
+           "own_outputs"]

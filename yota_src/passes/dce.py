@@ -1,0 +1,16 @@
+"""Dead code: ops nothing returned or guarded depends on."""
+
+from __future__ import annotations
+
+from ..tape import Guard, Tape, iter_refs, operands
+
+
+def eliminate_dead_code(tape: Tape) -> Tape:
+    live = set(iter_refs(tape.output))
+    for op in reversed(tape.ops):
+        if isinstance(op, Guard) or op in live:
+            live.add(op)
+            live.update(operands(op))
+    ops = [op for op in tape.ops if op in live]
+    n_forward = sum(1 for op in tape.ops[: tape.n_forward] if op in live)
+    return Tape(ops, tape.output, tape.signature, n_forward)

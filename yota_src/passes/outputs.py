@@ -1,0 +1,36 @@
+"""Returned gradients own their memory.
+
+A gradient that is an argument itself (`d/dW sum(W * x)` is `x`), a read-only
+broadcast view, or the same array as another returned gradient would surprise
+a user who updates it in place; such outputs are copied.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tape import Call, Input, Op, Tape, map_refs
+
+
+def own_outputs(tape: Tape) -> Tape:
+    if not isinstance(tape.output, tuple) or len(tape.output) < 2:
+        return tape
+    value, *gradients = tape.output
+    ops = list(tape.ops)
+    seen = {value} if isinstance(value, Op) else set()
+
+    def owned(op):
+        if not isinstance(op, Op):
+            return op
+        shared = op in seen or isinstance(op, Input) or (
+            isinstance(op, Call) and op.fn is np.broadcast_to)
+        seen.add(op)
+        if not shared or op.shape == ():
+            return op
+        copy = Call(np.copy, (op,), {}, op.shape, op.dtype, op.loc, op.depends)
+        ops.append(copy)  # codegen names it after the argument it is the gradient of
+        seen.add(copy)
+        return copy
+
+    output = (value,) + tuple(map_refs(g, owned) for g in gradients)
+    return Tape(ops, output, tape.signature, tape.n_forward)

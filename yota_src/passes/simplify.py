@@ -1,0 +1,80 @@
+"""Algebraic identities that templates produce and readers should not see:
+`g * 1`, `g + 0`, `x ** 1`, `-(-g)`, reshapes and casts to what a value
+already is; and two spellings a person would choose instead: `np.ones(shape)`
+for a broadcast constant, `np.sum(g, axis)` for a keepdims sum reshaped back."""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .. import primitives
+from ..tape import Call, Op, Tape
+from .rewrite import rewrite
+
+_RIGHT_IDENTITY = {operator.add: 0, operator.sub: 0, operator.mul: 1, operator.truediv: 1,
+                   operator.pow: 1}
+_LEFT_IDENTITY = {operator.add: 0, operator.mul: 1}
+_SHAPE_NO_OPS = {np.reshape, np.broadcast_to, np.squeeze, np.expand_dims, np.ravel,
+                 primitives.astype}
+
+
+def simplify(tape: Tape) -> Tape:
+    def visit(op: Op, forward: bool) -> Op:
+        better = _respelled(op)
+        if better is not None:
+            better.hint, better.grad_of = op.hint, op.grad_of
+            return better
+        kept = _identity_operand(op)
+        if kept is None or kept.shape != op.shape or kept.dtype != op.dtype:
+            return op
+        if not forward and kept.hint is None and kept.grad_of is None:
+            kept.hint, kept.grad_of = op.hint, op.grad_of  # keep the reader's name
+        return kept
+
+    return rewrite(tape, visit)
+
+
+def _respelled(op: Op) -> Op | None:
+    """A clearer op computing the same value, if there is one."""
+    if not isinstance(op, Call) or op.kwargs:
+        return None
+    if op.fn is np.broadcast_to and not isinstance(op.args[0], Op) and op.shape:
+        fill = op.args[0]
+        fn, args = (np.ones, (op.shape,)) if fill == 1 else (np.full, (op.shape, fill))
+        return Call(fn, args, {}, op.shape, op.dtype, op.loc, op.depends)
+    inner = op.args[0]
+    if op.fn is np.reshape and isinstance(inner, Call) and inner.fn is np.sum \
+            and inner.kwargs.get("keepdims") is True and len(inner.args) == 1:
+        axis = inner.kwargs.get("axis")
+        axes = (axis,) if isinstance(axis, int) else tuple(axis or ())
+        squeezed = tuple(n for i, n in enumerate(inner.shape) if i not in axes)
+        if axes and squeezed == op.shape:
+            return Call(np.sum, inner.args, {"axis": axis}, op.shape, op.dtype, op.loc, op.depends)
+    return None
+
+
+def _identity_operand(op: Op) -> Op | None:
+    """The operand `op` merely passes through, if it does."""
+    if not isinstance(op, Call) or op.kwargs:
+        return None
+    args = op.args
+    if op.fn in _SHAPE_NO_OPS and isinstance(args[0], Op):
+        return args[0]
+    if op.fn is operator.neg and isinstance(args[0], Call) and args[0].fn is operator.neg:
+        inner = args[0].args[0]
+        return inner if isinstance(inner, Op) else None
+    if len(args) != 2:
+        return None
+    left, right = args
+    if _is_constant(right, _RIGHT_IDENTITY.get(op.fn)) and isinstance(left, Op):
+        return left
+    if _is_constant(left, _LEFT_IDENTITY.get(op.fn)) and isinstance(right, Op):
+        return right
+    return None
+
+
+def _is_constant(value, constant) -> bool:
+    return (constant is not None and not isinstance(value, (Op, bool))
+            and isinstance(value, (int, float, np.number)) and value == constant)

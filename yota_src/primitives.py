@@ -1,0 +1,82 @@
+"""Primitives that are not plain NumPy functions, and naming of primitives.
+
+Generated code cannot import yota-src, so each pseudo-primitive here is
+printed by codegen as the NumPy expression it stands for (`a.T`,
+`a.astype(float)`, `buffer[index] += values`). They exist so that the tape can
+record those expressions as ordinary calls, with ordinary adjoint templates.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+
+import numpy as np
+
+
+def T(a):
+    """`a.T`"""
+    return a.T
+
+
+def astype(a, dtype):
+    """`a.astype(dtype)`"""
+    return a.astype(dtype)
+
+
+def index_add(buffer, index, values):
+    """A copy of `buffer` with `values` added at `index`; repeated indices
+    accumulate. Printed in place (`np.add.at` or `+=`) when the buffer is
+    fresh and used once, which is how the adjoint of indexing is written."""
+    out = np.array(buffer, copy=True)
+    if is_basic_index(index):
+        out[index] += values
+    else:
+        np.add.at(out, index, values)
+    return out
+
+
+def is_basic_index(index) -> bool:
+    """Basic indexing (ints, slices, None, ...) selects each element at most once."""
+    items = index if isinstance(index, tuple) else (index,)
+    return all(item is None or item is Ellipsis or isinstance(item, (int, np.integer, slice))
+               for item in items)
+
+
+OPERATOR_SYMBOLS = {
+    operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
+    operator.floordiv: "//", operator.mod: "%", operator.pow: "**", operator.matmul: "@",
+    operator.and_: "&", operator.or_: "|", operator.xor: "^", operator.lshift: "<<",
+    operator.rshift: ">>", operator.eq: "==", operator.ne: "!=", operator.lt: "<",
+    operator.le: "<=", operator.gt: ">", operator.ge: ">=", operator.neg: "-",
+    operator.pos: "+", operator.invert: "~",
+}
+
+_MODULES = (("np", np), ("np.linalg", np.linalg), ("np.fft", np.fft), ("np.random", np.random),
+            ("math", math))
+
+
+def function_path(fn) -> str | None:
+    """How generated code names `fn` (`np.sum`, `np.add.at`, `math.exp`), or None."""
+    name = getattr(fn, "__name__", None)
+    if name is None:
+        return None
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, np.ufunc):
+        return f"np.{owner.__name__}.{name}"
+    for prefix, module in _MODULES:
+        if getattr(module, name, None) is fn:
+            return f"{prefix}.{name}"
+    if getattr(builtins, name, None) is fn:
+        return name
+    return None
+
+
+def display_name(fn) -> str:
+    """A short name for tape listings."""
+    if fn in OPERATOR_SYMBOLS or fn is operator.getitem:
+        return fn.__name__.strip("_")
+    if fn is T:
+        return "T"
+    return function_path(fn) or getattr(fn, "__qualname__", None) or repr(fn)

@@ -1,0 +1,238 @@
+"""Struct-like arguments as leaves with paths, and back.
+
+A path is a tuple of steps `(ATTR, name)` or `(ITEM, key)`; users see only
+the keys (`('layers', 0, 'W')`). Leaves are classified once:
+
+* DIFF: float arrays and floats, the values gradients are taken for;
+* DATA: integer and boolean arrays (indices, masks): traced, no gradient;
+* STATIC: everything else (ints, strings, None, functions): folded into the
+  unrolled code and guarded.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+ATTR, ITEM = "attr", "item"
+DIFF, DATA, STATIC = "diff", "data", "static"
+
+_OPAQUE = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+           types.MethodType, np.dtype, np.ufunc, str, bytes)
+
+
+def is_array(value) -> bool:
+    """An array of NumPy or of a library following its interface (CuPy)."""
+    return isinstance(value, np.ndarray) or (
+        hasattr(value, "__array_namespace__") and hasattr(value, "shape"))
+
+
+def kind_of(value) -> str:
+    """DIFF, DATA, STATIC, or 'struct' for containers to recurse into."""
+    if is_array(value):
+        return DIFF if np.issubdtype(value.dtype, np.inexact) else DATA
+    if isinstance(value, (float, complex, np.inexact)):
+        return DIFF
+    if value is None or isinstance(value, (bool, int, np.integer, np.bool_) + _OPAQUE):
+        return STATIC
+    if isinstance(value, (dict, list, tuple)) or dataclasses.is_dataclass(value):
+        return "struct"
+    if type(value).__module__.split(".")[0] in ("builtins", "numpy", "functools"):
+        return STATIC
+    if hasattr(value, "__dict__") or hasattr(type(value), "__slots__"):
+        return "struct"
+    return STATIC
+
+
+def children(value) -> list[tuple[tuple[str, Any], Any]]:
+    """The (step, child) pairs of a struct-like value, in a stable order."""
+    if isinstance(value, dict):
+        return [((ITEM, key), item) for key, item in value.items()]
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return [((ATTR, name), getattr(value, name)) for name in value._fields]
+    if isinstance(value, (list, tuple)):
+        return [((ITEM, i), item) for i, item in enumerate(value)]
+    names = list(getattr(value, "__dict__", {}))
+    for klass in type(value).__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        names += [slots] if isinstance(slots, str) else [s for s in slots if s != "__dict__"]
+    return [((ATTR, name), getattr(value, name)) for name in names if hasattr(value, name)]
+
+
+def flatten(value, path: tuple = ()) -> list[tuple[tuple, Any]]:
+    """All (path, leaf) pairs below `value`; a leaf itself gives [((), value)]."""
+    if kind_of(value) != "struct":
+        return [(path, value)]
+    out = []
+    for step, child in children(value):
+        out += flatten(child, path + (step,))
+    return out
+
+
+def rebuild(value, replace: Callable[[tuple, Any], Any], path: tuple = ()):
+    """A copy of `value` whose leaves are `replace(path, leaf)`.
+
+    Objects are copied without running their constructors, so any class with
+    plain attributes can be mirrored for unrolling.
+    """
+    if kind_of(value) != "struct":
+        return replace(path, value)
+    new_children = [(step, rebuild(child, replace, path + (step,)))
+                    for step, child in children(value)]
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return type(value)._make(child for _, child in new_children)
+    if isinstance(value, (list, tuple)):
+        items = [child for _, child in new_children]
+        return type(value)(items) if type(value) in (list, tuple) else _copy_with(value, items)
+    if isinstance(value, dict):
+        mirror = copy.copy(value)
+        mirror.update({step[1]: child for step, child in new_children})
+        return mirror
+    mirror = object.__new__(type(value))
+    if hasattr(value, "__dict__"):
+        mirror.__dict__.update(value.__dict__)
+    for (_, name), child in new_children:
+        object.__setattr__(mirror, name, child)
+    return mirror
+
+
+def _copy_with(value, items):
+    mirror = copy.copy(value)
+    mirror[:] = items
+    return mirror
+
+
+def get_path(value, path: tuple):
+    for kind, key in path:
+        value = getattr(value, key) if kind == ATTR else value[key]
+    return value
+
+
+def set_path(root, path: tuple, new):
+    """Store `new` at `path`, in place where the container allows it.
+
+    Returns the root, rebuilt where an immutable container (tuple,
+    namedtuple, frozen dataclass) was on the way.
+    """
+    if not path:
+        return new
+    (kind, key), rest = path[0], path[1:]
+    child = getattr(root, key) if kind == ATTR else root[key]
+    new_child = set_path(child, rest, new)
+    if rest and new_child is child:
+        return root
+    if isinstance(root, tuple):
+        if hasattr(root, "_fields"):
+            return root._replace(**{key: new_child})
+        return root[:key] + (new_child,) + root[key + 1:]
+    if kind == ITEM:
+        root[key] = new_child
+    elif dataclasses.is_dataclass(root) and root.__dataclass_params__.frozen:
+        return dataclasses.replace(root, **{key: new_child})
+    else:
+        setattr(root, key, new_child)
+    return root
+
+
+def user_path(path: tuple) -> tuple:
+    """The path as users see it: keys only."""
+    return tuple(key for _, key in path)
+
+
+def path_expression(base: str, path: tuple) -> str:
+    """Python text reaching the leaf: `m.layers[0].W`."""
+    text = base
+    for kind, key in path:
+        text += f".{key}" if kind == ATTR else f"[{key!r}]"
+    return text
+
+
+def path_name(base: str, path: tuple) -> str:
+    """An identifier for the leaf: `m_layers_0_W`."""
+    parts = [base] + [str(key) for _, key in path]
+    name = "_".join(parts)
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+
+
+# --- what a tape is specialised to ---------------------------------------
+
+@dataclass(frozen=True)
+class Leaf:
+    path: tuple
+    kind: str  # DIFF | DATA | STATIC
+    shape: tuple | None = None
+    dtype: Any = None
+    scalar: bool = False  # a Python/NumPy scalar rather than an array
+    value: Any = None  # STATIC leaves only
+
+    def describe(self) -> str:
+        if self.kind == STATIC:
+            return f"== {self.value!r}"
+        if self.scalar:
+            return "float"
+        return f"{np.dtype(self.dtype).name} {self.shape}"
+
+
+def describe_leaf(path: tuple, value) -> Leaf:
+    kind = kind_of(value)
+    if kind == STATIC:
+        return Leaf(path, STATIC, value=value)
+    scalar = not is_array(value)
+    return Leaf(path, kind, np.shape(value) if not scalar else (),
+                np.asarray(value).dtype if scalar else value.dtype, scalar)
+
+
+@dataclass
+class Signature:
+    """Parameter names of the primal and the leaves of each positional argument."""
+
+    function_name: str
+    params: list[str]
+    leaves: list[list[Leaf]]
+    structs: list[bool]
+    module: str = ""
+    qualname: str = ""
+    source_hash: str = ""
+    defaults: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, function_name: str, params: list[str], args: tuple, **info) -> Signature:
+        leaves = [[describe_leaf(p, v) for p, v in flatten(arg)] for arg in args]
+        structs = [kind_of(arg) == "struct" for arg in args]
+        return cls(function_name, params, leaves, structs, **info)
+
+    def leaf_expression(self, index: int, path: tuple) -> str:
+        return path_expression(self.params[index], path)
+
+    def describe(self) -> str:
+        parts = []
+        for i, leaves in enumerate(self.leaves):
+            for leaf in leaves:
+                parts.append(f"{self.leaf_expression(i, leaf.path)} {leaf.describe()}")
+        return "; ".join(parts)
+
+
+def signature_key(args: tuple):
+    """A hashable summary of everything a compiled gradient is specialised to."""
+    return tuple(_key(arg) for arg in args)
+
+
+def _key(value):
+    if is_array(value):
+        return (type(value), value.shape, value.dtype)
+    kind = kind_of(value)
+    if kind == DIFF:
+        return (type(value),)
+    if kind == STATIC:
+        try:
+            hash(value)
+            return (type(value), value)
+        except TypeError:
+            return (type(value), id(value))
+    return (type(value),) + tuple((step, _key(child)) for step, child in children(value))

@@ -1,0 +1,231 @@
+"""The Tape: a straight-line SSA program, the contract between all stages.
+
+An op *is* the value it produces: arguments of a `Call` refer to other ops
+directly (nested in tuples, lists, dicts and slices where the primitive takes
+such structures). Each op carries its value's shape and dtype and the source
+location it came from, never the value itself, so a cached tape does not keep
+example arrays alive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from .errors import ControlFlowChanged, Location
+
+
+class Op:
+    """One SSA value."""
+
+    __slots__ = ("shape", "dtype", "loc", "hint", "grad_of", "depends")
+
+    def __init__(self, shape, dtype, loc: Location | None = None, depends: bool = False):
+        self.shape = shape
+        self.dtype = dtype
+        self.loc = loc
+        self.hint: str | None = None  # the user's name for this value
+        self.grad_of: Op | None = None  # this value is the gradient of that op
+        self.depends = depends  # does the value depend on the function's inputs?
+
+    @property
+    def differentiable(self) -> bool:
+        return self.dtype is not None and np.issubdtype(self.dtype, np.inexact)
+
+    def describe_type(self) -> str:
+        if self.shape is None:
+            return "tuple"
+        return f"{np.dtype(self.dtype).name} {self.shape}"
+
+
+class Input(Op):
+    """A leaf of the positional argument `index`, reached by `path`."""
+
+    __slots__ = ("index", "path", "scalar")
+
+    def __init__(self, index: int, path: tuple, shape, dtype, scalar: bool):
+        super().__init__(shape, dtype, None, depends=True)
+        self.index = index
+        self.path = path  # ((ATTR|ITEM, key), ...); see structs.py
+        self.scalar = scalar  # a Python float rather than an array
+
+
+class Const(Op):
+    """A value known when the tape was built (e.g. an array global)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value, loc: Location | None = None):
+        super().__init__(np.shape(value), np.asarray(value).dtype, loc)
+        self.value = value
+
+
+class Call(Op):
+    """`fn(*args, **kwargs)`, a primitive applied to ops and static values."""
+
+    __slots__ = ("fn", "args", "kwargs")
+
+    def __init__(self, fn: Callable, args: tuple, kwargs: dict, shape, dtype, loc, depends):
+        super().__init__(shape, dtype, loc, depends)
+        self.fn = fn
+        self.args = args
+        self.kwargs = kwargs
+
+
+class Guard(Op):
+    """Run-time check that `convert(value) == expected`, as it was when traced."""
+
+    __slots__ = ("value", "expected", "convert", "text")
+
+    def __init__(self, value: Op, expected, convert: Callable, text: str, loc):
+        super().__init__(None, None, loc, depends=True)
+        self.value = value
+        self.expected = expected
+        self.convert = convert
+        self.text = text  # the user's expression, for messages
+
+    def message(self, function_name: str) -> str:
+        where = f" ({self.loc.short})" if self.loc else ""
+        if self.convert is bool:
+            fact = f"`{self.text}` was {self.expected}"
+        else:
+            fact = f"{self.convert.__name__}({self.text}) was {self.expected!r}"
+        return (f"{function_name} was generated for data where {fact}{where}; "
+                f"this call goes the other way, so the unrolled code does not apply")
+
+
+# --- nested argument structures -------------------------------------------
+
+def map_refs(structure, fn: Callable[[Op], Any]):
+    """Apply `fn` to every op inside a nested argument structure."""
+    if isinstance(structure, Op):
+        return fn(structure)
+    if isinstance(structure, tuple):
+        return tuple(map_refs(item, fn) for item in structure)
+    if isinstance(structure, list):
+        return [map_refs(item, fn) for item in structure]
+    if isinstance(structure, dict):
+        return {key: map_refs(item, fn) for key, item in structure.items()}
+    if isinstance(structure, slice):
+        return slice(map_refs(structure.start, fn), map_refs(structure.stop, fn),
+                     map_refs(structure.step, fn))
+    return structure
+
+
+def iter_refs(structure) -> Iterator[Op]:
+    """The ops inside a nested argument structure, in order."""
+    if isinstance(structure, Op):
+        yield structure
+    elif isinstance(structure, (tuple, list)):
+        for item in structure:
+            yield from iter_refs(item)
+    elif isinstance(structure, dict):
+        for item in structure.values():
+            yield from iter_refs(item)
+    elif isinstance(structure, slice):
+        yield from iter_refs((structure.start, structure.stop, structure.step))
+
+
+def operands(op: Op) -> Iterator[Op]:
+    """The ops `op` reads."""
+    if isinstance(op, Call):
+        yield from iter_refs(op.args)
+        yield from iter_refs(op.kwargs)
+    elif isinstance(op, Guard):
+        yield op.value
+
+
+# --- the tape -------------------------------------------------------------
+
+class Tape:
+    """A straight-line program over the leaves of a function's arguments.
+
+    `output` is a nested structure of ops and static values: the primal's
+    result for a forward tape; `(result, gradients...)` for a gradient tape.
+    `n_forward` counts the ops that belong to the primal.
+    """
+
+    def __init__(self, ops: list[Op], output, signature, n_forward: int | None = None):
+        self.ops = ops
+        self.output = output
+        self.signature = signature  # structs.Signature: what the tape is specialised to
+        self.n_forward = len(ops) if n_forward is None else n_forward
+
+    @property
+    def inputs(self) -> list[Input]:
+        return [op for op in self.ops if isinstance(op, Input)]
+
+    def forward(self) -> Tape:
+        """The primal part alone."""
+        return Tape(self.ops[: self.n_forward], self.output, self.signature)
+
+    def __len__(self) -> int:
+        return len(self.ops)
+
+    def __str__(self) -> str:
+        from .primitives import display_name  # late: primitives knows the rule table
+
+        names = {op: f"%{i + 1}" for i, op in enumerate(self.ops)}
+        show = lambda s: _show(s, names)  # noqa: E731
+        lines = []
+        for op in self.ops:
+            if isinstance(op, Input):
+                text = f"input {self.signature.leaf_expression(op.index, op.path)}"
+            elif isinstance(op, Const):
+                text = f"const {np.array2string(np.asarray(op.value), threshold=6)}"
+            elif isinstance(op, Call):
+                parts = [show(a) for a in op.args]
+                parts += [f"{k}={show(v)}" for k, v in op.kwargs.items()]
+                text = f"{display_name(op.fn)}({', '.join(parts)})"
+            else:
+                text = f"guard {op.convert.__name__}({names[op.value]}) == {op.expected!r}"
+            where = f"  # {op.loc.short}" if op.loc else ""
+            kind = "" if isinstance(op, Guard) else f"  :: {op.describe_type()}"
+            lines.append(f"{names[op]} = {text}{kind}{where}")
+        lines.append(f"return {show(self.output)}")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def play(self, *args):
+        """Re-run the tape on new arguments of the same specialisation."""
+        from .structs import get_path
+
+        values: dict[Op, Any] = {}
+        for op in self.ops:
+            if isinstance(op, Input):
+                values[op] = get_path(args[op.index], op.path)
+            elif isinstance(op, Const):
+                values[op] = op.value
+            elif isinstance(op, Call):
+                look = lambda s: map_refs(s, values.__getitem__)  # noqa: E731
+                values[op] = op.fn(*look(op.args), **look(op.kwargs))
+            elif op.convert(values[op.value]) != op.expected:
+                raise ControlFlowChanged(op.message(self.signature.function_name))
+        return map_refs(self.output, values.__getitem__)
+
+    def compile(self) -> Callable:
+        """A Python function equivalent to `play`, without the interpretation."""
+        from . import codegen, loader
+
+        source = codegen.module_source(self.forward(), kind="forward")
+        return loader.load(source, self.signature.function_name)
+
+
+def _show(structure, names: dict) -> str:
+    if isinstance(structure, Op):
+        return names[structure]
+    if isinstance(structure, tuple):
+        inner = ", ".join(_show(item, names) for item in structure)
+        return f"({inner},)" if len(structure) == 1 else f"({inner})"
+    if isinstance(structure, list):
+        return "[" + ", ".join(_show(item, names) for item in structure) + "]"
+    if isinstance(structure, dict):
+        return "{" + ", ".join(f"{k!r}: {_show(v, names)}" for k, v in structure.items()) + "}"
+    if isinstance(structure, slice):
+        parts = [_show(p, names) if p is not None else "" for p in
+                 (structure.start, structure.stop, structure.step)]
+        return ":".join(parts[:2] if structure.step is None else parts)
+    return repr(structure)

@@ -1,0 +1,954 @@
+"""The staged interpreter: a function's gast tree + concrete arguments -> Tape.
+
+Every value is either *static* (ints, strings, shapes, modules, functions,
+containers: plain Python objects, evaluated now and folded) or *traced* (a
+`Traced`: an op of the tape together with its concrete example value). Loops
+run, branches are decided, user functions are inlined and primitives are
+recorded. A decision that depends on traced data is recorded as a Guard, so
+the straight-line code refuses inputs that would have gone another way.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import inspect
+import operator
+import types
+from dataclasses import replace
+
+import gast
+import numpy as np
+
+from . import primitives, rules
+from .errors import Location, MutationError, UnsupportedSyntaxError, YotaError
+from .source import FunctionSource, closure_values, function_source, unwrap
+from .structs import is_array
+from .tape import Call, Const, Guard, Input, Op, map_refs
+
+BINARY = {
+    gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
+    gast.Div: operator.truediv, gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod,
+    gast.Pow: operator.pow, gast.MatMult: operator.matmul, gast.BitAnd: operator.and_,
+    gast.BitOr: operator.or_, gast.BitXor: operator.xor, gast.LShift: operator.lshift,
+    gast.RShift: operator.rshift,
+}
+UNARY = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Invert: operator.invert}
+COMPARE = {
+    gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt, gast.LtE: operator.le,
+    gast.Gt: operator.gt, gast.GtE: operator.ge,
+}
+STRUCTURAL = {gast.Is: operator.is_, gast.IsNot: operator.is_not,
+              gast.In: lambda a, b: a in b, gast.NotIn: lambda a, b: a not in b}
+
+# Functions from these packages are primitives (recorded), never inlined.
+OPAQUE_PACKAGES = {"numpy", "cupy", "scipy", "math", "builtins", "operator", "functools",
+                   "itertools", "jax", "torch"}
+MAX_DEPTH = 60
+MAX_LOOP = 1_000_000
+
+
+class Traced:
+    """A value the result depends on: its op on the tape and its example value."""
+
+    __slots__ = ("op", "value")
+
+    def __init__(self, op: Op, value):
+        self.op = op
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"Traced({self.op.describe_type()})"
+
+
+# --- control flow signals ---------------------------------------------------
+
+class _Return(Exception):
+    def __init__(self, value):
+        self.value = value
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+# --- scopes -----------------------------------------------------------------
+
+class Frame:
+    """One function activation: locals, enclosing frames, closure cells, globals."""
+
+    __slots__ = ("source", "locals", "parent", "closure", "globals")
+
+    def __init__(self, source: FunctionSource, locals_: dict, parent, closure: dict, globals_):
+        self.source = source
+        self.locals = locals_
+        self.parent = parent
+        self.closure = closure
+        self.globals = globals_
+
+    def lookup(self, name: str):
+        frame = self
+        while frame is not None:
+            if name in frame.locals:
+                return frame.locals[name]
+            if name in frame.closure:
+                return frame.closure[name]
+            frame = frame.parent
+        if name in self.globals:
+            return self.globals[name]
+        if hasattr(builtins, name):
+            return getattr(builtins, name)
+        raise NameError(f"name {name!r} is not defined")
+
+    def child(self) -> Frame:
+        """A scope for a comprehension: reads fall through to this frame."""
+        return Frame(self.source, {}, self, {}, self.globals)
+
+
+class UserFunction:
+    """A `def` or `lambda` met while unrolling; calling it inlines its body."""
+
+    def __init__(self, unroller, source: FunctionSource, frame: Frame, signature, name):
+        self.unroller = unroller
+        self.source = source
+        self.frame = frame
+        self.signature = signature
+        self.__name__ = name
+
+    def __call__(self, *args, **kwargs):  # from native callers such as map()
+        return self.unroller.inline(self.source, self.signature, args, kwargs,
+                                    self.frame, {}, self.frame.globals)
+
+
+class ArrayMethod:
+    """`x.sum` for a traced `x`: calling it records the matching NumPy function."""
+
+    def __init__(self, target: Traced, name: str):
+        self.target = target
+        self.name = name
+
+
+def _reshape(x, *shape, **kw):
+    return np.reshape(x, shape[0] if len(shape) == 1 else shape, **kw)
+
+
+def _transpose(x, *axes):
+    return np.transpose(x, axes[0] if len(axes) == 1 else (axes or None))
+
+
+ARRAY_METHODS = {
+    name: getattr(np, name) for name in (
+        "sum", "mean", "max", "min", "prod", "std", "var", "argmax", "argmin", "cumsum",
+        "cumprod", "clip", "dot", "ravel", "squeeze", "swapaxes", "repeat", "take", "round",
+        "trace", "diagonal", "all", "any", "argsort", "conj", "copy", "nonzero")
+}
+ARRAY_METHODS["flatten"] = np.ravel
+
+
+# --- helpers on nested values -------------------------------------------------
+
+def _traced_in(structure):
+    if isinstance(structure, Traced):
+        yield structure
+    elif isinstance(structure, (list, tuple)):
+        for item in structure:
+            yield from _traced_in(item)
+    elif isinstance(structure, dict):
+        for item in structure.values():
+            yield from _traced_in(item)
+    elif isinstance(structure, slice):
+        yield from _traced_in((structure.start, structure.stop, structure.step))
+
+
+def _has_traced(structure) -> bool:
+    return next(_traced_in(structure), None) is not None
+
+
+def values_of(structure):
+    """The example values inside a nested structure of traced values."""
+    if isinstance(structure, Traced):
+        return structure.value
+    if isinstance(structure, tuple):
+        items = (values_of(item) for item in structure)
+        return type(structure)._make(items) if hasattr(structure, "_fields") else tuple(items)
+    if isinstance(structure, list):
+        return [values_of(item) for item in structure]
+    if isinstance(structure, dict) and type(structure) is dict:
+        return {key: values_of(item) for key, item in structure.items()}
+    if isinstance(structure, slice):
+        return slice(values_of(structure.start), values_of(structure.stop),
+                     values_of(structure.step))
+    return structure
+
+
+def describe_value(value) -> tuple:
+    """(shape, dtype) of a primitive's result; (None, None) for containers."""
+    if isinstance(value, (tuple, list)):
+        return None, None
+    try:
+        return np.shape(value), np.result_type(value)
+    except (TypeError, ValueError):
+        return None, None
+
+
+def _inlinable(fn) -> bool:
+    fn = unwrap(fn)
+    if not isinstance(fn, types.FunctionType):
+        return False
+    package = (getattr(fn, "__module__", None) or "").split(".")[0]
+    return package not in OPAQUE_PACKAGES
+
+
+@functools.lru_cache(maxsize=1024)
+def _signature(fn) -> inspect.Signature:
+    return inspect.signature(fn, follow_wrapped=False)
+
+
+# --- the interpreter ----------------------------------------------------------
+
+class Unroller:
+    """Runs user code on concrete values, recording traced operations as ops."""
+
+    def __init__(self):
+        self.ops: list[Op] = []
+        self.values: dict[Op, object] = {}  # example value of each op, while unrolling
+        self.loc: Location | None = None
+        self.user_code = True  # False while running adjoint templates
+        self.depth = 0
+        self._stmt_handlers = {}
+        self._expr_handlers = {}
+
+    # -- entry points ---------------------------------------------------------
+
+    def input(self, index: int, path: tuple, value) -> Traced:
+        op = Input(index, path, *describe_value(value), scalar=not is_array(value))
+        self.ops.append(op)
+        self.values[op] = value
+        return Traced(op, value)
+
+    def call_function(self, fn, args: tuple, kwargs: dict):
+        """Inline a top-level Python function on (partly traced) arguments."""
+        return self.inline_function(fn, args, kwargs, None, None)
+
+    def run_template(self, template, dy, y, args: tuple, kwargs: dict, wants,
+                     loc: Location | None) -> list[tuple]:
+        """Run an adjoint template; return (input value, its gradient) pairs.
+
+        `wants(param, value)` says which inputs need a gradient. Top-level
+        assignments of the other `d<param>` are skipped, so a rule never
+        records what nobody asked for.
+        """
+        source = function_source(template)
+        signature = _signature(template)
+        first, second, *rest = signature.parameters.values()
+        bound = signature.replace(parameters=rest).bind(*args, **kwargs)
+        bound.apply_defaults()
+        needed = [name for name, value in bound.arguments.items() if wants(name, value)]
+        if not needed:
+            return []
+        frame = Frame(source, {first.name: dy, second.name: y, **bound.arguments},
+                      None, closure_values(template), template.__globals__)
+        skipped = {f"d{p.name}" for p in rest} - {f"d{name}" for name in needed}
+        saved = self.loc, self.user_code
+        self.loc, self.user_code = loc, False
+        try:
+            for stmt in source.node.body:
+                if not (isinstance(stmt, gast.Assign) and _assigned_names(stmt) <= skipped):
+                    self.exec(stmt, frame)
+        finally:
+            self.loc, self.user_code = saved
+        return [(bound.arguments[name], frame.locals.get(f"d{name}")) for name in needed]
+
+    # -- recording --------------------------------------------------------------
+
+    def record(self, fn, args: tuple, kwargs: dict, value) -> Traced:
+        depends = any(t.op.depends for t in _traced_in((args, kwargs)))
+        op = Call(fn, self.refs(args), self.refs(kwargs), *describe_value(value),
+                  self.loc, depends)
+        self.ops.append(op)
+        self.values[op] = value
+        return Traced(op, value)
+
+    def refs(self, structure):
+        """Traced values -> their ops; static arrays -> Const ops."""
+        if isinstance(structure, Traced):
+            return structure.op
+        if is_array(structure):
+            const = Const(structure, self.loc)
+            self.ops.append(const)
+            self.values[const] = structure
+            return const
+        if isinstance(structure, tuple) and not hasattr(structure, "_fields"):
+            return tuple(self.refs(item) for item in structure)
+        if isinstance(structure, list):
+            return [self.refs(item) for item in structure]
+        if isinstance(structure, dict):
+            return {key: self.refs(item) for key, item in structure.items()}
+        if isinstance(structure, slice):
+            return slice(*(self.refs(p) for p in (structure.start, structure.stop, structure.step)))
+        return structure
+
+    def primitive(self, fn, args: tuple, kwargs: dict):
+        """Apply a primitive: fold it when nothing is traced, else record it.
+
+        A static call that builds an array (np.zeros, np.arange) is recorded
+        too, so the generated code says how the array is made.
+        """
+        if not _has_traced((args, kwargs)):
+            value = fn(*args, **kwargs)
+            if is_array(value) and value.ndim > 0:
+                return self.record(fn, args, kwargs, value)
+            return value
+        try:
+            value = fn(*values_of(args), **values_of(kwargs))
+        except Exception as error:
+            _add_note(error, self.loc)
+            raise
+        return self.record(fn, args, kwargs, value)
+
+    def concretize(self, value, convert, node, frame):
+        """A static Python value from a possibly traced one, guarded if it came
+        from the data (a branch test, an int loop count, a data-dependent shape)."""
+        if not isinstance(value, Traced):
+            return convert(value)
+        result = convert(value.value)
+        if value.op.depends:
+            self.ops.append(Guard(value.op, result, convert, _text(node),
+                                  self._loc(node, frame)))
+        return result
+
+    def truth(self, value, node, frame) -> bool:
+        return self.concretize(value, bool, node, frame)
+
+    # -- calls ------------------------------------------------------------------
+
+    def call(self, fn, args: tuple, kwargs: dict, node, frame):
+        if isinstance(fn, UserFunction):
+            return self.inline(fn.source, fn.signature, args, kwargs, fn.frame, {},
+                               fn.frame.globals)
+        if isinstance(fn, ArrayMethod):
+            return self.array_method(fn, args, kwargs, node, frame)
+        if isinstance(fn, functools.partial):
+            return self.call(fn.func, fn.args + args, {**fn.keywords, **kwargs}, node, frame)
+        handler = _builtin_handler(fn)
+        if handler is not None:
+            return handler(self, args, kwargs, node, frame)
+        if rules.is_primitive(fn):
+            return self.primitive(fn, args, kwargs)
+        if _inlinable(fn if not isinstance(fn, types.MethodType) else fn.__func__):
+            return self.inline_function(fn, args, kwargs, node, frame)
+        if isinstance(fn, type):
+            return self.construct(fn, args, kwargs, node, frame)
+        if isinstance(fn, types.BuiltinMethodType) and isinstance(
+                getattr(fn, "__self__", None), (list, dict, set, tuple, str)):
+            return fn(*args, **kwargs)  # container methods store traced values as they are
+        return self.primitive(fn, args, kwargs)
+
+    def inline_function(self, fn, args, kwargs, node, frame):
+        if isinstance(fn, types.MethodType):
+            args, fn = (fn.__self__,) + tuple(args), fn.__func__
+        fn = unwrap(fn)
+        source = function_source(fn)
+        return self.inline(source, _signature(fn), args, kwargs, None,
+                           closure_values(fn), fn.__globals__, node, frame)
+
+    def inline(self, source, signature, args, kwargs, parent, closure, globals_,
+               node=None, frame=None):
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as error:
+            where = self._loc(node, frame).short if node else "the top level"
+            raise TypeError(f"{error} (in a call at {where})") from None
+        bound.apply_defaults()
+        local = Frame(source, dict(bound.arguments), parent, closure, globals_)
+        if self.depth >= MAX_DEPTH:
+            raise UnsupportedSyntaxError(
+                f"calls nest deeper than {MAX_DEPTH} levels while unrolling",
+                self._loc(node, frame) if node else None,
+                hint="Recursion must reach a static base case; yota-src unrolls it completely.")
+        saved_loc, self.depth = self.loc, self.depth + 1
+        try:
+            if isinstance(source.node, gast.Lambda):
+                return self.eval(source.node.body, local)
+            self.exec_block(source.node.body, local)
+        except _Return as result:
+            return result.value
+        finally:
+            self.loc, self.depth = saved_loc, self.depth - 1
+        return None
+
+    def construct(self, cls, args, kwargs, node, frame):
+        """Instantiate a class: inline a Python `__init__`, else call it natively."""
+        init = cls.__init__
+        if cls.__new__ is object.__new__ and _inlinable(init):
+            try:
+                source = function_source(init)
+            except YotaError:  # generated __init__ (dataclasses): stores values as given
+                return cls(*args, **kwargs)
+            obj = object.__new__(cls)
+            self.inline(source, _signature(init), (obj,) + tuple(args), kwargs, None,
+                        closure_values(init), init.__globals__, node, frame)
+            return obj
+        if _has_traced((args, kwargs)) and cls.__module__.split(".")[0] in OPAQUE_PACKAGES:
+            return self.primitive(cls, args, kwargs)
+        return cls(*args, **kwargs)
+
+    def array_method(self, method: ArrayMethod, args, kwargs, node, frame):
+        x, name = method.target, method.name
+        if name == "reshape":
+            shape = args[0] if len(args) == 1 else tuple(args)
+            return self.primitive(np.reshape, (x, shape), kwargs)
+        if name == "transpose":
+            axes = args[0] if len(args) == 1 else (tuple(args) or None)
+            return self.primitive(np.transpose, (x,) if axes is None else (x, axes), kwargs)
+        if name == "astype":
+            return self.primitive(primitives.astype, (x,) + tuple(args), kwargs)
+        if name == "item":
+            return self.primitive(float, (x,), {}) if np.issubdtype(
+                x.op.dtype, np.inexact) else self.concretize(x, lambda v: v.item(), node, frame)
+        if name == "tolist":
+            return self.concretize(x, lambda v: v.tolist(), node, frame)
+        if name in ARRAY_METHODS:
+            return self.primitive(ARRAY_METHODS[name], (x,) + tuple(args), kwargs)
+        raise UnsupportedSyntaxError(
+            f"the array method .{name}() is not supported", self._loc(node, frame),
+            hint=f"Call the NumPy function instead, e.g. np.{name}(x, ...).")
+
+    # -- attribute and item access ----------------------------------------------
+
+    def attribute(self, obj, name: str, node, frame):
+        if isinstance(obj, Traced):
+            return self.traced_attribute(obj, name, node, frame)
+        if not isinstance(obj, (types.ModuleType, type)):
+            for klass in type(obj).__mro__:
+                found = klass.__dict__.get(name)
+                if isinstance(found, property) and _inlinable(found.fget):
+                    return self.inline_function(found.fget, (obj,), {}, node, frame)
+                if found is not None:
+                    break
+        return getattr(obj, name)
+
+    def traced_attribute(self, x: Traced, name: str, node, frame):
+        value = x.value
+        if name in ("shape", "ndim", "size", "dtype"):
+            return getattr(np.asarray(value), name) if name != "dtype" else np.result_type(value)
+        if name == "T":
+            return self.primitive(primitives.T, (x,), {})
+        if name in ("real", "imag"):
+            return self.primitive(getattr(np, name), (x,), {})
+        if isinstance(value, tuple) and hasattr(value, "_fields") and name in value._fields:
+            return self.primitive(operator.getitem, (x, value._fields.index(name)), {})
+        if callable(getattr(value, name, None)):
+            return ArrayMethod(x, name)
+        raise UnsupportedSyntaxError(f"the attribute .{name} of a traced value is not supported",
+                                     self._loc(node, frame))
+
+    def subscript(self, obj, index, node, frame):
+        if isinstance(obj, Traced):
+            if isinstance(obj.value, (tuple, list)):
+                index = self.concretize(index, operator.index, node, frame)
+            result = self.primitive(operator.getitem, (obj, index), {})
+            if _is_mask_index(index) and result.op.depends:
+                self.concretize(result, np.shape, node, frame)  # the count is data
+            return result
+        if _has_traced(index):
+            if is_array(obj):
+                return self.primitive(operator.getitem, (obj, index), {})
+            index = self.concretize(index, operator.index, node, frame)
+        return obj[index]
+
+    def iterate(self, value, node, frame) -> list:
+        if isinstance(value, Traced):
+            count = len(value.value) if isinstance(value.value, (tuple, list)) else (
+                np.shape(value.value)[0] if np.ndim(value.value) else None)
+            if count is None:
+                raise TypeError(f"iteration over a 0-d value at {self._loc(node, frame).short}")
+            return [self.subscript(value, i, node, frame) for i in range(count)]
+        return list(value)
+
+    # -- names ------------------------------------------------------------------
+
+    def bind(self, target, value, frame):
+        """Assign to a target: names, unpacking, container items, attributes."""
+        kind = type(target)
+        if kind is gast.Name:
+            frame.locals[target.id] = value
+            if self.user_code and isinstance(value, Traced) and isinstance(value.op, Call) \
+                    and value.op.hint is None:
+                value.op.hint = target.id
+        elif kind in (gast.Tuple, gast.List):
+            self.unpack(target.elts, value, target, frame)
+        elif kind is gast.Subscript:
+            container = self.eval(target.value, frame)
+            index = self.eval(target.slice, frame)
+            if isinstance(container, Traced) or is_array(container):
+                raise MutationError(
+                    "in-place assignment into an array", self._loc(target, frame),
+                    hint="Build a new array instead, e.g. with np.where(mask, new, x) or "
+                         "np.concatenate; in-place stores are not differentiated.")
+            container[self.concretize(index, lambda v: v, target.slice, frame)] = value
+        elif kind is gast.Attribute:
+            obj = self.eval(target.value, frame)
+            if isinstance(obj, Traced):
+                raise MutationError("assignment to an attribute of an array",
+                                    self._loc(target, frame))
+            setattr(obj, target.attr, value)
+        else:
+            raise self.unsupported(target, frame, "this assignment target")
+
+    def unpack(self, targets, value, node, frame):
+        items = self.iterate(value, node, frame)
+        starred = [i for i, t in enumerate(targets) if isinstance(t, gast.Starred)]
+        if starred:
+            i = starred[0]
+            after = len(targets) - i - 1
+            if len(items) < len(targets) - 1:
+                raise ValueError(f"not enough values to unpack at {self._loc(node, frame).short}")
+            items = items[:i] + [items[i:len(items) - after]] + items[len(items) - after:]
+            targets = targets[:i] + [targets[i].value] + targets[i + 1:]
+        if len(items) != len(targets):
+            raise ValueError(f"cannot unpack {len(items)} values into {len(targets)} names "
+                             f"at {self._loc(node, frame).short}")
+        for target, item in zip(targets, items):
+            self.bind(target, item, frame)
+
+    # -- statements -------------------------------------------------------------
+
+    def exec_block(self, body, frame):
+        for stmt in body:
+            self.exec(stmt, frame)
+
+    def exec(self, stmt, frame):
+        if self.user_code:
+            self.loc = frame.source.location(stmt)
+        handler = self._stmt_handlers.get(type(stmt))
+        if handler is None:
+            handler = getattr(self, f"exec_{type(stmt).__name__}", None)
+            if handler is None:
+                raise self.unsupported(stmt, frame, f"the `{_keyword(stmt)}` statement")
+            self._stmt_handlers[type(stmt)] = handler
+        handler(stmt, frame)
+
+    def exec_Expr(self, stmt, frame):
+        self.eval(stmt.value, frame)
+
+    def exec_Pass(self, stmt, frame):
+        pass
+
+    def exec_Assign(self, stmt, frame):
+        value = self.eval(stmt.value, frame)
+        for target in stmt.targets:
+            self.bind(target, value, frame)
+
+    def exec_AnnAssign(self, stmt, frame):
+        if stmt.value is not None:
+            self.bind(stmt.target, self.eval(stmt.value, frame), frame)
+
+    def exec_AugAssign(self, stmt, frame):
+        current = self.eval(stmt.target, frame)
+        rhs = self.eval(stmt.value, frame)
+        fn = BINARY[type(stmt.op)]
+        if isinstance(current, (list, dict, set)):  # keep the aliasing of containers
+            fn = getattr(operator, f"i{fn.__name__.strip('_')}")
+        self.bind(stmt.target, self.binary(fn, current, rhs), frame)
+
+    def exec_Return(self, stmt, frame):
+        raise _Return(None if stmt.value is None else self.eval(stmt.value, frame))
+
+    def exec_If(self, stmt, frame):
+        taken = self.truth(self.eval(stmt.test, frame), stmt.test, frame)
+        self.exec_block(stmt.body if taken else stmt.orelse, frame)
+
+    def exec_For(self, stmt, frame):
+        for item in self.iterate(self.eval(stmt.iter, frame), stmt.iter, frame):
+            self.bind(stmt.target, item, frame)
+            try:
+                self.exec_block(stmt.body, frame)
+            except _Break:
+                return
+            except _Continue:
+                continue
+        self.exec_block(stmt.orelse, frame)
+
+    def exec_While(self, stmt, frame):
+        count = 0
+        while self.truth(self.eval(stmt.test, frame), stmt.test, frame):
+            count += 1
+            if count > MAX_LOOP:
+                raise UnsupportedSyntaxError(f"the loop ran more than {MAX_LOOP} times",
+                                             self._loc(stmt, frame))
+            try:
+                self.exec_block(stmt.body, frame)
+            except _Break:
+                return
+            except _Continue:
+                continue
+        self.exec_block(stmt.orelse, frame)
+
+    def exec_Break(self, stmt, frame):
+        raise _Break
+
+    def exec_Continue(self, stmt, frame):
+        raise _Continue
+
+    def exec_FunctionDef(self, stmt, frame):
+        frame.locals[stmt.name] = self.make_function(stmt, frame, stmt.name)
+
+    def exec_Assert(self, stmt, frame):
+        if not self.truth(self.eval(stmt.test, frame), stmt.test, frame):
+            message = self.eval(stmt.msg, frame) if stmt.msg is not None else _text(stmt.test)
+            raise AssertionError(f"{message} ({self._loc(stmt, frame).short})")
+
+    def exec_Raise(self, stmt, frame):
+        raise self.eval(stmt.exc, frame)
+
+    def exec_Delete(self, stmt, frame):
+        for target in stmt.targets:
+            if not isinstance(target, gast.Name):
+                raise self.unsupported(target, frame, "`del` of anything but a name")
+            frame.locals.pop(target.id, None)
+
+    def exec_Import(self, stmt, frame):
+        for alias in stmt.names:
+            module = __import__(alias.name)
+            if alias.asname:
+                for part in alias.name.split(".")[1:]:
+                    module = getattr(module, part)
+            frame.locals[alias.asname or alias.name.split(".")[0]] = module
+
+    def exec_ImportFrom(self, stmt, frame):
+        module = __import__(stmt.module, fromlist=[a.name for a in stmt.names])
+        for alias in stmt.names:
+            frame.locals[alias.asname or alias.name] = getattr(module, alias.name)
+
+    # -- expressions --------------------------------------------------------------
+
+    def eval(self, node, frame):
+        handler = self._expr_handlers.get(type(node))
+        if handler is None:
+            handler = getattr(self, f"eval_{type(node).__name__}", None)
+            if handler is None:
+                raise self.unsupported(node, frame, f"the expression `{_text(node)}`")
+            self._expr_handlers[type(node)] = handler
+        return handler(node, frame)
+
+    def eval_Constant(self, node, frame):
+        return node.value
+
+    def eval_Name(self, node, frame):
+        try:
+            return frame.lookup(node.id)
+        except NameError as error:
+            raise NameError(f"{error} ({self._loc(node, frame).short})") from None
+
+    def eval_Attribute(self, node, frame):
+        return self.attribute(self.eval(node.value, frame), node.attr, node, frame)
+
+    def eval_Subscript(self, node, frame):
+        return self.subscript(self.eval(node.value, frame), self.eval(node.slice, frame),
+                              node, frame)
+
+    def eval_Slice(self, node, frame):
+        bound = lambda part: None if part is None else self.concretize(  # noqa: E731
+            self.eval(part, frame), operator.index, part, frame)
+        return slice(bound(node.lower), bound(node.upper), bound(node.step))
+
+    def eval_BinOp(self, node, frame):
+        return self.binary(BINARY[type(node.op)], self.eval(node.left, frame),
+                           self.eval(node.right, frame))
+
+    def binary(self, fn, left, right):
+        if isinstance(left, Traced) or isinstance(right, Traced):
+            return self.primitive(fn, (left, right), {})
+        return fn(left, right)
+
+    def eval_UnaryOp(self, node, frame):
+        operand = self.eval(node.operand, frame)
+        if isinstance(node.op, gast.Not):
+            return not self.truth(operand, node.operand, frame)
+        fn = UNARY[type(node.op)]
+        return self.primitive(fn, (operand,), {}) if isinstance(operand, Traced) else fn(operand)
+
+    def eval_BoolOp(self, node, frame):
+        stop_when = isinstance(node.op, gast.Or)
+        for value_node in node.values:
+            value = self.eval(value_node, frame)
+            if self.truth(value, value_node, frame) == stop_when:
+                return value
+        return value
+
+    def eval_Compare(self, node, frame):
+        left = self.eval(node.left, frame)
+        result = True
+        for op, right_node in zip(node.ops, node.comparators):
+            right = self.eval(right_node, frame)
+            if type(op) in STRUCTURAL:
+                same = lambda v: v.op if isinstance(v, Traced) else v  # noqa: E731
+                result = STRUCTURAL[type(op)](same(left), same(right))
+            else:
+                result = self.binary(COMPARE[type(op)], left, right)
+            if len(node.ops) > 1 and not self.truth(result, node, frame):
+                return result
+            left = right
+        return result
+
+    def eval_IfExp(self, node, frame):
+        taken = self.truth(self.eval(node.test, frame), node.test, frame)
+        return self.eval(node.body if taken else node.orelse, frame)
+
+    def eval_Call(self, node, frame):
+        fn = self.eval(node.func, frame)
+        args = []
+        for arg in node.args:
+            if isinstance(arg, gast.Starred):
+                args.extend(self.iterate(self.eval(arg.value, frame), arg, frame))
+            else:
+                args.append(self.eval(arg, frame))
+        kwargs = {}
+        for keyword in node.keywords:
+            if keyword.arg is None:
+                kwargs.update(self.eval(keyword.value, frame))
+            else:
+                kwargs[keyword.arg] = self.eval(keyword.value, frame)
+        return self.call(fn, tuple(args), kwargs, node, frame)
+
+    def eval_Lambda(self, node, frame):
+        return self.make_function(node, frame, "<lambda>")
+
+    def eval_Tuple(self, node, frame):
+        return tuple(self.elements(node.elts, frame))
+
+    def eval_List(self, node, frame):
+        return self.elements(node.elts, frame)
+
+    def eval_Set(self, node, frame):
+        return set(self.elements(node.elts, frame))
+
+    def eval_Dict(self, node, frame):
+        out = {}
+        for key, value in zip(node.keys, node.values):
+            if key is None:
+                out.update(self.eval(value, frame))
+            else:
+                out[self.eval(key, frame)] = self.eval(value, frame)
+        return out
+
+    def elements(self, nodes, frame) -> list:
+        out = []
+        for node in nodes:
+            if isinstance(node, gast.Starred):
+                out.extend(self.iterate(self.eval(node.value, frame), node, frame))
+            else:
+                out.append(self.eval(node, frame))
+        return out
+
+    def eval_ListComp(self, node, frame):
+        return self.comprehension(node.generators, frame, lambda s: self.eval(node.elt, s))
+
+    eval_GeneratorExp = eval_ListComp
+
+    def eval_SetComp(self, node, frame):
+        return set(self.eval_ListComp(node, frame))
+
+    def eval_DictComp(self, node, frame):
+        pairs = self.comprehension(node.generators, frame, lambda s: (
+            self.eval(node.key, s), self.eval(node.value, s)))
+        return dict(pairs)
+
+    def comprehension(self, generators, frame, element) -> list:
+        scope, out = frame.child(), []
+
+        def loop(level: int):
+            if level == len(generators):
+                out.append(element(scope))
+                return
+            generator = generators[level]
+            iterable = self.eval(generator.iter, frame if level == 0 else scope)
+            for item in self.iterate(iterable, generator.iter, frame):
+                self.bind(generator.target, item, scope)
+                if all(self.truth(self.eval(test, scope), test, scope) for test in generator.ifs):
+                    loop(level + 1)
+
+        loop(0)
+        return out
+
+    def eval_NamedExpr(self, node, frame):
+        value = self.eval(node.value, frame)
+        self.bind(node.target, value, frame)
+        return value
+
+    def eval_JoinedStr(self, node, frame):
+        return "".join(str(self.eval(part, frame)) for part in node.values)
+
+    def eval_FormattedValue(self, node, frame):
+        value = values_of(self.eval(node.value, frame))
+        spec = self.eval(node.format_spec, frame) if node.format_spec is not None else ""
+        converted = {115: str, 114: repr, 97: ascii}.get(node.conversion, lambda v: v)(value)
+        return format(converted, spec)
+
+    # -- functions ------------------------------------------------------------
+
+    def make_function(self, node, frame, name) -> UserFunction:
+        args = node.args
+        positional = args.posonlyargs + args.args
+        defaults = [self.eval(d, frame) for d in args.defaults]
+        params = []
+        first_default = len(positional) - len(defaults)
+        for i, arg in enumerate(positional):
+            kind = (inspect.Parameter.POSITIONAL_ONLY if i < len(args.posonlyargs)
+                    else inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            default = defaults[i - first_default] if i >= first_default else inspect.Parameter.empty
+            params.append(inspect.Parameter(arg.id, kind, default=default))
+        if args.vararg is not None:
+            params.append(inspect.Parameter(args.vararg.id, inspect.Parameter.VAR_POSITIONAL))
+        for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+            value = inspect.Parameter.empty if default is None else self.eval(default, frame)
+            params.append(inspect.Parameter(arg.id, inspect.Parameter.KEYWORD_ONLY, default=value))
+        if args.kwarg is not None:
+            params.append(inspect.Parameter(args.kwarg.id, inspect.Parameter.VAR_KEYWORD))
+        return UserFunction(self, replace(frame.source, node=node), frame,
+                            inspect.Signature(params), name)
+
+    # -- errors ---------------------------------------------------------------
+
+    def _loc(self, node, frame) -> Location | None:
+        if node is None or frame is None:
+            return self.loc
+        return frame.source.location(node) if self.user_code else self.loc
+
+    def unsupported(self, node, frame, what: str) -> UnsupportedSyntaxError:
+        return UnsupportedSyntaxError(f"{what} is not supported", self._loc(node, frame),
+                                      hint=_REWRITES.get(type(node), ""))
+
+
+_REWRITES = {
+    gast.Yield: "Generators cannot be unrolled: build and return a list instead.",
+    gast.YieldFrom: "Generators cannot be unrolled: build and return a list instead.",
+    gast.Global: "Pass the value in as an argument, or return it, instead of writing a global.",
+    gast.Nonlocal: "Return the value from the inner function instead of writing `nonlocal`.",
+    gast.Await: "Differentiate a plain (synchronous) function.",
+    gast.ClassDef: "Define the class at module level.",
+}
+
+
+def _assigned_names(stmt: gast.Assign) -> set:
+    return {t.id for t in stmt.targets if isinstance(t, gast.Name)} or {None}
+
+
+def _is_mask_index(index) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(item, Traced) and np.result_type(item.value) == np.bool_
+               and np.ndim(item.value) > 0 for item in items)
+
+
+def _text(node) -> str:
+    try:
+        return gast.unparse(node) if hasattr(gast, "unparse") else _unparse(node)
+    except Exception:  # pragma: no cover - text is only for messages
+        return "<expression>"
+
+
+def _unparse(node) -> str:
+    import ast
+    return ast.unparse(gast.gast_to_ast(node))
+
+
+def _keyword(stmt) -> str:
+    return {"AsyncFunctionDef": "async def", "AsyncFor": "async for", "AsyncWith": "async with",
+            "ClassDef": "class", "Global": "global", "Nonlocal": "nonlocal", "With": "with",
+            "Try": "try", "TryStar": "try/except*", "Match": "match"}.get(
+        type(stmt).__name__, type(stmt).__name__)
+
+
+def _add_note(error: Exception, loc: Location | None) -> None:
+    if loc is not None and hasattr(error, "add_note"):
+        error.add_note(f"while unrolling {loc.filename}:{loc.lineno}: {loc.line.strip()}")
+
+
+# --- builtins -----------------------------------------------------------------
+
+def _len(unroller, args, kwargs, node, frame):
+    (value,) = args
+    if isinstance(value, Traced):
+        return len(value.value)
+    return len(value)
+
+
+def _range(unroller, args, kwargs, node, frame):
+    return range(*(unroller.concretize(a, operator.index, node, frame) for a in args))
+
+
+def _int(unroller, args, kwargs, node, frame):
+    return unroller.concretize(args[0], int, node, frame) if args else 0
+
+
+def _bool(unroller, args, kwargs, node, frame):
+    return unroller.truth(args[0], node, frame) if args else False
+
+
+def _isinstance(unroller, args, kwargs, node, frame):
+    value, cls = args
+    return isinstance(value.value if isinstance(value, Traced) else value, cls)
+
+
+def _sum(unroller, args, kwargs, node, frame):
+    items = unroller.iterate(args[0], node, frame)
+    start = args[1] if len(args) > 1 else kwargs.get("start", 0)
+    if not items:
+        return start
+    total = items[0] if (isinstance(start, (int, float)) and start == 0) else \
+        unroller.binary(operator.add, start, items[0])
+    for item in items[1:]:
+        total = unroller.binary(operator.add, total, item)
+    return total
+
+
+def _getattr(unroller, args, kwargs, node, frame):
+    try:
+        return unroller.attribute(args[0], args[1], node, frame)
+    except AttributeError:
+        if len(args) > 2:
+            return args[2]
+        raise
+
+
+def _print(unroller, args, kwargs, node, frame):
+    return None  # printing happens at trace time only; generated code has no prints
+
+
+def _traced_primitive(fn):
+    def handler(unroller, args, kwargs, node, frame):
+        if _has_traced((args, kwargs)):
+            return unroller.primitive(fn, args, kwargs)
+        return fn(*args, **kwargs)
+    return handler
+
+
+def _static_info(fn):
+    def handler(unroller, args, kwargs, node, frame):
+        return fn(*values_of(args), **values_of(kwargs))
+    return handler
+
+
+_BUILTINS = {
+    len: _len, range: _range, int: _int, bool: _bool, isinstance: _isinstance, sum: _sum,
+    getattr: _getattr, print: _print, float: _traced_primitive(float),
+    abs: _traced_primitive(abs), pow: _traced_primitive(pow),
+}
+# Shapes and dtypes are static even for traced arrays.
+_BUILTINS.update({fn: _static_info(fn) for fn in (
+    np.shape, np.ndim, np.size, np.result_type, np.isscalar, np.iscomplexobj, np.isrealobj)})
+
+
+def _builtin_handler(fn):
+    try:
+        return _BUILTINS.get(fn)
+    except TypeError:
+        return None
+
+
+__all__ = ["Unroller", "Traced", "values_of", "map_refs"]
