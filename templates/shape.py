@@ -7,7 +7,7 @@ import numpy as np
 from yota_src import primitives
 from yota_src.rules import adjoint
 
-from .helpers import cast, normalize_axes, selects_everything, unbroadcast, zeros_like_input
+from .helpers import cast, selects_everything, unbroadcast, zeros_like_input
 
 
 @adjoint(np.reshape)
@@ -27,8 +27,11 @@ def T(dy, y, a):
 
 @adjoint(np.transpose)
 def transpose(dy, y, a, axes=None):
-    order = normalize_axes(axes, np.ndim(a)) if axes is not None else None
-    da = np.transpose(dy, tuple(order.index(i) for i in range(len(order)))) if order else dy.T
+    if axes is None:
+        da = np.transpose(dy)
+    else:
+        order = [axis % np.ndim(a) for axis in axes]
+        da = np.transpose(dy, tuple(order.index(i) for i in range(len(order))))
 
 
 @adjoint(np.swapaxes)

@@ -149,7 +149,7 @@ def check_grad(f: Callable, *args, rtol: float = 1e-5, atol: float = 1e-7) -> No
 
     Raises AssertionError with a report per argument where they disagree.
     """
-    _, g = grad(f, *args)
+    _, g = grad(f, *args, dynamic=True)
     problems = []
     for index, arg in enumerate(args):
         for path, leaf in flatten(arg):

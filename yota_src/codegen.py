@@ -33,7 +33,6 @@ _BINARY = {
 _COMPARE = {operator.eq: ast.Eq, operator.ne: ast.NotEq, operator.lt: ast.Lt,
             operator.le: ast.LtE, operator.gt: ast.Gt, operator.ge: ast.GtE}
 _UNARY = {operator.neg: ast.USub, operator.pos: ast.UAdd, operator.invert: ast.Invert}
-_FRESH_BUFFERS = {np.zeros, np.zeros_like}
 _INLINE_LIMIT = 64  # longest expression a temporary is folded into, in characters
 
 
@@ -192,13 +191,13 @@ class _Writer:
             name = self.fresh(self.base_name(op) or self.temp())
             lines.append(f"{name} = {ast.unparse(self.ref(buffer))}.copy()")
         self.names[op] = name
-        target, values_expr = ast.Name(name), self.ref(values)
+        target, values_expr = ast.Name(name), self.literal(values)
         if primitives.is_basic_index(index):
             statement = ast.AugAssign(ast.Subscript(target, self.index(index)), ast.Add(),
                                       values_expr)
         else:
             statement = ast.Expr(ast.Call(self.function(np.add.at),
-                                          [target, self.index(index), values_expr], []))
+                                          [target, self.literal(index), values_expr], []))
         return lines + [ast.unparse(statement)]
 
     def return_statements(self) -> list[str]:
@@ -267,7 +266,7 @@ class _Writer:
             if isinstance(op, Call) and op.fn is primitives.index_add:
                 buffer = op.args[0]
                 fresh = isinstance(buffer, Call) and (
-                    buffer.fn in _FRESH_BUFFERS or buffer in buffers.values())
+                    buffer.fn in primitives.FRESH_BUFFERS or buffer in buffers.values())
                 if fresh and len(self.users.get(buffer, ())) == 1:
                     buffers[buffer] = op
         return buffers

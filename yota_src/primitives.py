@@ -37,6 +37,11 @@ def index_add(buffer, index, values):
     return out
 
 
+# Allocations the adjoint of indexing writes into in place: never shared by
+# CSE, and written in place by codegen when their one user is an index_add.
+FRESH_BUFFERS = (np.zeros, np.zeros_like)
+
+
 def is_basic_index(index) -> bool:
     """Basic indexing (ints, slices, None, ...) selects each element at most once."""
     items = index if isinstance(index, tuple) else (index,)

@@ -393,7 +393,8 @@ class Unroller:
             self.inline(source, _signature(init), (obj,) + tuple(args), kwargs, None,
                         closure_values(init), init.__globals__, node, frame)
             return obj
-        if _has_traced((args, kwargs)) and cls.__module__.split(".")[0] in OPAQUE_PACKAGES:
+        if _has_traced((args, kwargs)) and cls.__module__.split(".")[0] in OPAQUE_PACKAGES \
+                and cls.__module__ != "builtins":  # np.float32(x) is a primitive; zip(...) is not
             return self.primitive(cls, args, kwargs)
         return cls(*args, **kwargs)
 
@@ -928,6 +929,14 @@ def _traced_primitive(fn):
     return handler
 
 
+def _iterating(fn):
+    """Builtins that iterate their arguments: traced arrays iterate by rows."""
+    def handler(unroller, args, kwargs, node, frame):
+        args = [unroller.iterate(a, node, frame) if isinstance(a, Traced) else a for a in args]
+        return fn(*args, **kwargs)
+    return handler
+
+
 def _static_info(fn):
     def handler(unroller, args, kwargs, node, frame):
         return fn(*values_of(args), **values_of(kwargs))
@@ -939,6 +948,8 @@ _BUILTINS = {
     getattr: _getattr, print: _print, float: _traced_primitive(float),
     abs: _traced_primitive(abs), pow: _traced_primitive(pow),
 }
+_BUILTINS.update({fn: _iterating(fn) for fn in (
+    zip, enumerate, reversed, list, tuple, set, sorted, map, filter, iter, dict)})
 # Shapes and dtypes are static even for traced arrays.
 _BUILTINS.update({fn: _static_info(fn) for fn in (
     np.shape, np.ndim, np.size, np.result_type, np.isscalar, np.iscomplexobj, np.isrealobj)})

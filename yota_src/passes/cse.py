@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..primitives import FRESH_BUFFERS
 from ..tape import Call, Op, Tape
 from .rewrite import rewrite
 
@@ -12,7 +13,7 @@ def eliminate_common_subexpressions(tape: Tape) -> Tape:
     seen: dict = {}
 
     def visit(op: Op, forward: bool) -> Op:
-        if not isinstance(op, Call) or _impure(op.fn):
+        if not isinstance(op, Call) or _impure(op.fn) or op.fn in FRESH_BUFFERS:
             return op
         key = _key((op.fn, op.args, op.kwargs))
         if key is None:

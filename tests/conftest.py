@@ -1,0 +1,26 @@
+import importlib.util
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+
+
+def load_example(name: str):
+    """Import examples/NAME.py by path, under the module name NAME (as the CLI does)."""
+    if name in sys.modules and getattr(sys.modules[name], "__file__", "") == str(
+            EXAMPLES / f"{name}.py"):
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(12345)

@@ -1,0 +1,130 @@
+"""Each language construct the unroller handles, checked with finite differences."""
+
+import numpy as np
+import pytest
+
+import yota_src as ys
+from helpers_language import (Model, augmented, branches, builds_model, call_variadic,
+                              call_with_keywords, closure, conditional_expression, containers,
+                              control, decorated, integer_static, local_mutation, loops,
+                              methods_and_properties, model_loss, nondifferentiable_parts,
+                              operators, partial_call, recursion, tuple_unpacking,
+                              two_layers, while_loop)
+
+
+@pytest.fixture
+def x(rng):
+    return rng.uniform(0.2, 1.0, size=(4, 3))
+
+
+def test_helpers_are_inlined(rng, x):
+    ys.check_grad(two_layers, rng.standard_normal((5, 4)), rng.standard_normal((2, 5)), x)
+
+
+def test_tuple_unpacking(x):
+    ys.check_grad(tuple_unpacking, x)
+
+
+def test_augmented_assignment_rebinds(x):
+    before = x.copy()
+    ys.check_grad(augmented, x)
+    assert np.array_equal(x, before)
+
+
+def test_operators(rng):
+    ys.check_grad(operators, rng.standard_normal((3, 4)), rng.standard_normal((3, 4)))
+
+
+def test_array_methods_and_static_properties(x):
+    ys.check_grad(methods_and_properties, x)
+
+
+def test_recursion_with_static_base_case(x):
+    ys.check_grad(recursion, x)
+
+
+def test_for_loops_over_range_zip_enumerate_and_rows(x):
+    ys.check_grad(loops, x, 3)
+
+
+def test_while_loop(x):
+    ys.check_grad(while_loop, x)
+
+
+@pytest.mark.parametrize("mode", ["square", "cube", "identity"])
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_static_and_data_dependent_branches(x, mode, sign):
+    ys.check_grad(branches, sign * x, mode)
+
+
+def test_break_continue_and_return_in_loops(rng):
+    ys.check_grad(control, rng.standard_normal(10))
+
+
+def test_list_tuple_dict_literals_and_comprehensions(rng):
+    ys.check_grad(containers, rng.standard_normal(4))
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_conditional_expressions(x, flag):
+    ys.check_grad(conditional_expression, x, flag)
+    ys.check_grad(conditional_expression, -x, flag)
+
+
+def test_closures_and_lambdas(x):
+    ys.check_grad(closure, x)
+
+
+def test_default_and_keyword_arguments(x):
+    ys.check_grad(call_with_keywords, x)
+
+
+def test_varargs_and_kwargs(x):
+    ys.check_grad(call_variadic, x)
+
+
+def test_decorators_are_stripped(x):
+    ys.check_grad(decorated, x)
+
+
+def test_functools_partial(x):
+    ys.check_grad(partial_call, x)
+
+
+def test_nondifferentiable_primitives_are_recorded_without_gradient(rng):
+    x = rng.uniform(0.1, 2.0, size=6)
+    ys.check_grad(nondifferentiable_parts, x)
+    df = ys.simplegrad(nondifferentiable_parts, x)
+    assert "np.argmax(x)" in df.source and "np.floor(x * 3.0)" in df.source
+
+
+def test_static_int_arguments_fold_and_are_guarded(x):
+    ys.check_grad(integer_static, x, 2)
+    _, g = ys.grad(integer_static, x, 2)
+    assert g[1] is None
+
+
+def test_methods_properties_and_self_as_struct(rng, x):
+    model = Model(rng.standard_normal((5, 4)), rng.standard_normal((5, 1)))
+    ys.check_grad(model_loss, model, x)
+    _, g = ys.grad(model_loss, model, x)
+    assert set(g[0]) == {("W",), ("b",)}
+
+
+def test_bound_methods(rng, x):
+    model = Model(rng.standard_normal((5, 4)), rng.standard_normal((5, 1)))
+    value, g = ys.grad(model.loss, x)
+    assert np.isclose(value, model.loss(x))
+    assert len(g) == 1
+    numeric = ys.api.numerical_gradient(model.loss, (x,), 0)
+    assert np.allclose(g[0], numeric, rtol=1e-5, atol=1e-7)
+    df = ys.simplegrad(model.loss, x)
+    assert np.allclose(df(x)[1], g[0])
+
+
+def test_objects_constructed_inside(rng, x):
+    ys.check_grad(builds_model, rng.standard_normal((5, 4)), rng.standard_normal((5, 1)), x)
+
+
+def test_local_containers_may_be_mutated(x):
+    ys.check_grad(local_mutation, x)
