@@ -1,0 +1,137 @@
+"""Struct-like arguments: path-dict gradients, unreached fields, update()."""
+
+from collections import namedtuple
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+import yota_src as ys
+
+Pair = namedtuple("Pair", ["W", "b"])
+
+
+@dataclass
+class Layer:
+    W: np.ndarray
+    b: np.ndarray
+    activation: str = "tanh"
+
+
+@dataclass(frozen=True)
+class Frozen:
+    W: np.ndarray
+
+
+class Net:
+    def __init__(self, layers, scale):
+        self.layers = layers
+        self.scale = scale
+        self.name = "net"
+
+
+def net_loss(net, x):
+    h = x
+    for layer in net.layers:
+        h = np.tanh(layer.W @ h + layer.b)
+    return np.sum(h) * net.scale
+
+
+def pair_loss(p, x):
+    return np.sum(p.W @ x) + np.sum(p.b ** 2)
+
+
+def dict_loss(params, x):
+    return np.sum(params["encoder"][1]["W"] @ x) * params["gain"]
+
+
+def uses_only_W(layer, x):
+    return np.sum(layer.W @ x)
+
+
+def frozen_loss(f):
+    return np.sum(f.W ** 2)
+
+
+def test_nested_object_list_dataclass_paths(rng):
+    net = Net([Layer(rng.standard_normal((4, 3)), rng.standard_normal(4)),
+               Layer(rng.standard_normal((2, 4)), rng.standard_normal(2))], 0.5)
+    x = rng.standard_normal(3)
+    ys.check_grad(net_loss, net, x)
+    _, g = ys.grad(net_loss, net, x)
+    assert set(g[0]) == {("layers", 0, "W"), ("layers", 0, "b"), ("layers", 1, "W"),
+                         ("layers", 1, "b"), ("scale",)}
+    assert g[0][("layers", 1, "W")].shape == (2, 4)
+
+
+def test_namedtuple_paths(rng):
+    p = Pair(rng.standard_normal((2, 3)), rng.standard_normal(2))
+    ys.check_grad(pair_loss, p, rng.standard_normal(3))
+    _, g = ys.grad(pair_loss, p, rng.standard_normal(3))
+    assert set(g[0]) == {("W",), ("b",)}
+
+
+def test_dict_and_list_paths(rng):
+    params = {"encoder": [{"W": rng.standard_normal((2, 2))},
+                          {"W": rng.standard_normal((2, 3)), "k": 3}], "gain": 2.0}
+    ys.check_grad(dict_loss, params, rng.standard_normal(3))
+    _, g = ys.grad(dict_loss, params, rng.standard_normal(3))
+    assert set(g[0]) == {("encoder", 1, "W"), ("gain",)}
+
+
+def test_unreached_fields_are_absent_and_non_arrays_are_none(rng):
+    layer = Layer(rng.standard_normal((2, 3)), rng.standard_normal(2))
+    _, g = ys.grad(uses_only_W, layer, rng.standard_normal(3))
+    assert list(g[0]) == [("W",)]
+
+
+def static_args(x, n, name, nothing, flag):
+    return np.sum(x) * n
+
+
+def test_ints_strings_none_get_none(rng):
+    _, g = ys.grad(static_args, rng.standard_normal(3), 2, "s", None, True)
+    assert g[1:] == (None, None, None, None)
+
+
+def test_update_object_in_place(rng):
+    layer = Layer(np.ones((2, 3)), np.ones(2))
+    _, g = ys.grad(uses_only_W, layer, np.ones(3))
+    same = ys.update(layer, g[0], lambda p, gp: p - 0.5 * gp)
+    assert same is layer
+    assert np.allclose(layer.W, 0.5) and np.allclose(layer.b, 1.0)
+
+
+def test_update_nested_dict_and_list_in_place(rng):
+    params = {"encoder": [{"W": np.ones((2, 2))}, {"W": np.ones((2, 3)), "k": 3}], "gain": 2.0}
+    _, g = ys.grad(dict_loss, params, np.ones(3))
+    out = ys.update(params, g[0], lambda p, gp: p - gp)
+    assert out is params
+    assert np.allclose(params["encoder"][1]["W"], 1 - 2.0)
+    assert params["gain"] == 2.0 - 6.0
+
+
+def test_update_rebuilds_immutable_containers():
+    p = Pair(np.ones((2, 3)), np.ones(2))
+    _, g = ys.grad(pair_loss, p, np.ones(3))
+    new = ys.update(p, g[0], lambda w, gw: w - gw)
+    assert isinstance(new, Pair) and np.allclose(new.b, -1.0) and np.allclose(new.W, 0.0)
+    frozen = Frozen(np.ones(2))
+    _, g = ys.grad(frozen_loss, frozen)
+    assert np.allclose(ys.update(frozen, g[0], lambda w, gw: w - gw).W, -1.0)
+
+
+def test_update_array_in_place():
+    W = np.ones(3)
+    assert ys.update(W, np.full(3, 2.0), lambda p, gp: p - gp) is W
+    assert np.allclose(W, -1.0)
+
+
+@pytest.mark.parametrize("make", [list, tuple])
+def test_sequences_of_arrays(make, rng):
+    def total(ws, x):
+        return sum(np.sum(w * x) for w in ws)
+
+    ws = make([rng.standard_normal(3), rng.standard_normal(3)])
+    _, g = ys.grad(total, ws, rng.standard_normal(3))
+    assert set(g[0]) == {(0,), (1,)}
