@@ -5,7 +5,6 @@ import sys
 import textwrap
 
 import pytest
-
 from conftest import EXAMPLES
 
 
@@ -52,9 +51,10 @@ def test_check_detects_an_edit_of_the_function(tmp_path):
             return (np.ones(3),)
     """))
     out = tmp_path / "grad_loss.py"
-    assert run("gen", f"{source}:loss", "--args", f"{source}:example", "-o", str(out)).returncode == 0
+    command = ("gen", f"{source}:loss", "--args", f"{source}:example", "-o", str(out))
+    assert run(*command).returncode == 0
     source.write_text(source.read_text().replace("x ** 2", "x ** 3"))
-    result = run("gen", f"{source}:loss", "--args", f"{source}:example", "-o", str(out), "--check")
+    result = run(*command, "--check")
     assert result.returncode == 1
 
 

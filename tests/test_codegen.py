@@ -6,9 +6,9 @@ import sys
 import traceback
 
 import numpy as np
+from conftest import ROOT, load_example
 
 import yota_src as ys
-from conftest import ROOT, load_example
 
 
 def affine_module():

@@ -11,11 +11,6 @@ def uses_i0(x):
     return np.sum(np.i0(x))
 
 
-def generator_user(x):
-    values = (v for v in range(3))
-    yield x
-
-
 def global_writer(x):
     global STATE
     STATE = x

@@ -8,9 +8,9 @@ import os
 import pathlib
 
 import pytest
+from conftest import load_example
 
 import yota_src as ys
-from conftest import load_example
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
 CASES = {

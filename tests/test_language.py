@@ -2,14 +2,33 @@
 
 import numpy as np
 import pytest
+from helpers_language import (
+    Model,
+    augmented,
+    branches,
+    builds_model,
+    call_variadic,
+    call_with_keywords,
+    closure,
+    conditional_expression,
+    containers,
+    control,
+    decorated,
+    integer_static,
+    local_mutation,
+    loops,
+    methods_and_properties,
+    model_loss,
+    nondifferentiable_parts,
+    operators,
+    partial_call,
+    recursion,
+    tuple_unpacking,
+    two_layers,
+    while_loop,
+)
 
 import yota_src as ys
-from helpers_language import (Model, augmented, branches, builds_model, call_variadic,
-                              call_with_keywords, closure, conditional_expression, containers,
-                              control, decorated, integer_static, local_mutation, loops,
-                              methods_and_properties, model_loss, nondifferentiable_parts,
-                              operators, partial_call, recursion, tuple_unpacking,
-                              two_layers, while_loop)
 
 
 @pytest.fixture
