@@ -364,6 +364,9 @@ class Unroller:
             where = self._loc(node, frame).short if node else "the top level"
             raise TypeError(f"{error} (in a call at {where})") from None
         bound.apply_defaults()
+        if self.user_code:  # a value passed in unnamed takes the name the callee gives it
+            for name, value in bound.arguments.items():
+                self.name(value, name)
         local = Frame(source, dict(bound.arguments), parent, closure, globals_)
         if self.depth >= MAX_DEPTH:
             raise UnsupportedSyntaxError(
@@ -478,9 +481,8 @@ class Unroller:
         kind = type(target)
         if kind is gast.Name:
             frame.locals[target.id] = value
-            if self.user_code and isinstance(value, Traced) and isinstance(value.op, Call) \
-                    and value.op.hint is None:
-                value.op.hint = target.id
+            if self.user_code:
+                self.name(value, target.id)
         elif kind in (gast.Tuple, gast.List):
             self.unpack(target.elts, value, target, frame)
         elif kind is gast.Subscript:
@@ -500,6 +502,12 @@ class Unroller:
             setattr(obj, target.attr, value)
         else:
             raise self.unsupported(target, frame, "this assignment target")
+
+    @staticmethod
+    def name(value, name: str) -> None:
+        """Give a traced value the user's name, unless it has one already."""
+        if isinstance(value, Traced) and isinstance(value.op, Call) and value.op.hint is None:
+            value.op.hint = name
 
     def unpack(self, targets, value, node, frame):
         items = self.iterate(value, node, frame)

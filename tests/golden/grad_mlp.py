@@ -31,37 +31,37 @@ def grad_loss(params, x, labels):
     # mlp.py:20  h = np.tanh(params.W1 @ x + params.b1[:, None])
     h = np.tanh(params_W1 @ x + params_b1[:, None])
     # mlp.py:21  return params.W2 @ h + params.b2[:, None]
-    t1 = params_W2 @ h + params_b2[:, None]
+    logits = params_W2 @ h + params_b2[:, None]
     # mlp.py:25  shifted = logits - np.max(logits, axis=0, keepdims=True)
-    t2 = np.max(t1, axis=0, keepdims=True)
-    shifted = t1 - t2
+    t1 = np.max(logits, axis=0, keepdims=True)
+    shifted = logits - t1
     # mlp.py:26  log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=0, keepdims=True))
-    t3 = np.exp(shifted)
-    t4 = np.sum(t3, axis=0, keepdims=True)
-    log_probs = shifted - np.log(t4)
+    t2 = np.exp(shifted)
+    t3 = np.sum(t2, axis=0, keepdims=True)
+    log_probs = shifted - np.log(t3)
     # mlp.py:27  return -np.mean(log_probs[labels, np.arange(labels.shape[0])])
-    t5 = np.arange(32)
-    out = -np.mean(log_probs[labels, t5])
+    t4 = np.arange(32)
+    out = -np.mean(log_probs[labels, t4])
     # backward
     # mlp.py:27  return -np.mean(log_probs[labels, np.arange(labels.shape[0])])
     dlog_probs = np.zeros((3, 32))
-    np.add.at(dlog_probs, (labels, t5), np.full((32,), -0.03125))
+    np.add.at(dlog_probs, (labels, t4), np.full((32,), -0.03125))
     # mlp.py:26  log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=0, keepdims=True))
-    dt4 = -np.sum(dlog_probs, axis=0, keepdims=True) / t4
-    dt3 = np.broadcast_to(dt4, (3, 32))
-    dshifted = dlog_probs + dt3 * t3
+    dt3 = -np.sum(dlog_probs, axis=0, keepdims=True) / t3
+    dt2 = np.broadcast_to(dt3, (3, 32))
+    dshifted = dlog_probs + dt2 * t2
     # mlp.py:25  shifted = logits - np.max(logits, axis=0, keepdims=True)
-    dt2 = -np.sum(dshifted, axis=0, keepdims=True)
-    t6 = t1 == t2
-    dt1 = dshifted + t6 * dt2 / np.sum(t6, axis=0, keepdims=True)
+    dt1 = -np.sum(dshifted, axis=0, keepdims=True)
+    t5 = logits == t1
+    dlogits = dshifted + t5 * dt1 / np.sum(t5, axis=0, keepdims=True)
     # mlp.py:21  return params.W2 @ h + params.b2[:, None]
-    dparams_b2 = np.sum(dt1, axis=1)
-    dparams_W2 = dt1 @ h.T
-    dh = params_W2.T @ dt1
+    dparams_b2 = np.sum(dlogits, axis=1)
+    dparams_W2 = dlogits @ h.T
+    dh = params_W2.T @ dlogits
     # mlp.py:20  h = np.tanh(params.W1 @ x + params.b1[:, None])
-    t7 = dh * (1 - h * h)
-    dparams_b1 = np.sum(t7, axis=1)
-    dparams_W1 = t7 @ x.T
-    dx = params_W1.T @ t7
+    t6 = dh * (1 - h * h)
+    dparams_b1 = np.sum(t6, axis=1)
+    dparams_W1 = t6 @ x.T
+    dx = params_W1.T @ t6
     dparams = {('W1',): dparams_W1, ('b1',): dparams_b1, ('W2',): dparams_W2, ('b2',): dparams_b2}
     return out, dparams, dx, None
