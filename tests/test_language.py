@@ -147,3 +147,42 @@ def test_objects_constructed_inside(rng, x):
 
 def test_local_containers_may_be_mutated(x):
     ys.check_grad(local_mutation, x)
+
+
+OFFSET = np.array([0.5, 1.5, 2.5])
+
+
+def global_array(x):
+    return np.sum((x - OFFSET) ** 2)
+
+
+def make_closure(W):
+    def inner(x):
+        return np.sum(np.tanh(W @ x))
+
+    return inner
+
+
+def test_global_arrays_are_named_constants_read_live():
+    x = np.ones(3)
+    ys.check_grad(global_array, x)
+    df = ys.simplegrad(global_array, x)
+    assert "OFFSET = np.array([0.5, 1.5, 2.5])" in df.source
+    assert "x - OFFSET" in df.source
+    OFFSET[0] = 10.0
+    try:
+        _, g = ys.grad(global_array, x)
+        assert np.allclose(g[0], 2 * (x - OFFSET))
+    finally:
+        OFFSET[0] = 0.5
+
+
+def test_closures_over_arrays(rng):
+    inner = make_closure(rng.standard_normal((2, 3)))
+    ys.check_grad(inner, rng.standard_normal(3))
+    assert "W = np.array(" in ys.simplegrad(inner, np.ones(3)).source
+
+
+def test_a_primitive_is_not_unrolled():
+    with pytest.raises(ys.errors.SourceUnavailableError, match="is a primitive"):
+        ys.grad(np.sum, np.ones(3))

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from . import codegen, loader
+from . import codegen, loader, rules
 from .adjoint import backward, gradient_outputs
-from .errors import ControlFlowChanged
+from .errors import ControlFlowChanged, SourceUnavailableError
 from .passes import eliminate_dead_code, optimize
 from .source import function_source, unwrap
 from .structs import (
@@ -34,7 +34,7 @@ from .structs import (
     user_path,
 )
 from .tape import Tape
-from .unroll import Traced, Unroller, values_of
+from .unroll import Traced, Unroller, inlinable, values_of
 
 
 class GradientResult(Sequence):
@@ -212,6 +212,12 @@ def _wrt_indices(wrt, n_args: int, has_self: bool) -> frozenset:
 
 def _unroll(fn: Callable, args: tuple):
     plain = unwrap(fn)
+    if rules.is_primitive(plain) or not inlinable(plain):
+        raise SourceUnavailableError(
+            f"{getattr(plain, '__name__', plain)!s} is a primitive, not a Python function "
+            "of yours with source to unroll",
+            hint="Differentiate a function of your own that calls it, e.g. "
+                 "`def f(x): return np.sum(x)`.")
     source = function_source(plain)
     signature = Signature.of(plain.__name__, _parameter_names(plain, len(args)), args,
                              module=getattr(plain, "__module__", "") or "",
@@ -248,8 +254,8 @@ def _build(fn: Callable, args: tuple, wrt_args: frozenset) -> _Compiled:
     grads = backward(unroller, value, wrt)
     gradients = gradient_outputs(unroller, signature, grads, wrt_args)
     tape = optimize(Tape(unroller.ops, (output,) + gradients, signature, len(forward.ops)))
-    source = codegen.module_source(tape)
-    function = loader.load(source, codegen.function_name(tape, "gradient"))
+    source, constants = codegen.generate(tape)
+    function = loader.load(source, codegen.function_name(tape, "gradient"), constants)
     return _Compiled(function, source, eliminate_dead_code(forward))
 
 

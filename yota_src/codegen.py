@@ -47,7 +47,17 @@ def function_name(tape: Tape, kind: str) -> str:
 
 def module_source(tape: Tape, kind: str = "gradient") -> str:
     """The module text for a gradient tape, or (kind="forward") a primal tape."""
-    return _Writer(tape, kind).module()
+    return generate(tape, kind)[0]
+
+
+def generate(tape: Tape, kind: str = "gradient") -> tuple[str, dict]:
+    """The module text and its module-level arrays by name.
+
+    The text holds a snapshot of each array the primal read from its globals
+    or closures; an in-process loader binds the names to the live arrays.
+    """
+    writer = _Writer(tape, kind)
+    return writer.module(), writer.live_constants
 
 
 class _Writer:
@@ -60,6 +70,8 @@ class _Writer:
         self.temps = 0
         self.imports = {"import numpy as np"}
         self.errors_used: set[str] = set()
+        self.constants: list[str] = []  # module-level arrays the function reads
+        self.live_constants: dict[str, object] = {}
         self.users = _users(tape)
         self.backward = set(tape.ops[tape.n_forward:])
         self.in_place = self._in_place_buffers()
@@ -76,6 +88,9 @@ class _Writer:
             lines += ["# Raised when called outside the specialisation above; "
                       f"{'both are' if len(self.errors_used) > 1 else 'it is'} ValueError.",
                       f"{names} = ValueError", ""]
+        if self.constants:
+            lines += ["# Arrays the primal read from its globals and closures, as they were.",
+                      *self.constants, ""]
         lines += ["", f"def {self.name}({self.parameters()}):"]
         lines += ["    " + line if line else "" for line in body]
         return "\n".join(lines) + "\n"
@@ -161,6 +176,11 @@ class _Writer:
             return [f"{self.names[op]} = {self.sig.leaf_expression(op.index, op.path)}"]
         if isinstance(op, Guard):
             return self.guard(op)
+        if isinstance(op, Const) and op.hint is not None:  # a global or closure array
+            self.names[op] = self.fresh(op.hint)
+            self.constants.append(f"{self.names[op]} = {ast.unparse(self.literal(op.value))}")
+            self.live_constants[self.names[op]] = op.value
+            return []
         if isinstance(op, Call) and op.fn is primitives.index_add:
             return self.index_add(op)
         expr = self.expression(op)

@@ -19,12 +19,14 @@ _ERROR_CLASSES = {"SignatureMismatch": errors.SignatureMismatch,
                   "ControlFlowChanged": errors.ControlFlowChanged}
 
 
-def load(source: str, function_name: str) -> Callable:
+def load(source: str, function_name: str, constants: dict | None = None) -> Callable:
+    """Compile `source`; `constants` rebinds module-level names to live objects."""
     digest = hashlib.sha1(source.encode()).hexdigest()[:12]
     filename = f"<yota-src {function_name} {digest}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = {"__name__": f"yota_src_generated.{function_name}", "__file__": filename}
     exec(compile(source, filename, "exec"), namespace)
+    namespace.update(constants or {})
     # A saved module raises plain ValueError; in-process, the precise subclasses.
     for name, error_class in _ERROR_CLASSES.items():
         if name in namespace:

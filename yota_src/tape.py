@@ -210,8 +210,8 @@ class Tape:
         """A Python function equivalent to `play`, without the interpretation."""
         from . import codegen, loader
 
-        source = codegen.module_source(self.forward(), kind="forward")
-        return loader.load(source, self.signature.function_name)
+        source, constants = codegen.generate(self.forward(), kind="forward")
+        return loader.load(source, self.signature.function_name, constants)
 
 
 def _show(structure, names: dict) -> str:

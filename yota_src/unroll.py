@@ -195,7 +195,8 @@ def describe_value(value) -> tuple:
         return None, None
 
 
-def _inlinable(fn) -> bool:
+def inlinable(fn) -> bool:
+    """A Python function of the user's (or a template helper): its source is unrolled."""
     fn = unwrap(fn)
     if not isinstance(fn, types.FunctionType):
         return False
@@ -216,6 +217,7 @@ class Unroller:
     def __init__(self):
         self.ops: list[Op] = []
         self.values: dict[Op, object] = {}  # example value of each op, while unrolling
+        self.array_names: dict[int, str] = {}  # id of a static array -> the name it was read by
         self.loc: Location | None = None
         self.user_code = True  # False while running adjoint templates
         self.depth = 0
@@ -279,6 +281,7 @@ class Unroller:
             return structure.op
         if is_array(structure):
             const = Const(structure, self.loc)
+            const.hint = self.array_names.get(id(structure))
             self.ops.append(const)
             self.values[const] = structure
             return const
@@ -339,7 +342,7 @@ class Unroller:
             return handler(self, args, kwargs, node, frame)
         if rules.is_primitive(fn):
             return self.primitive(fn, args, kwargs)
-        if _inlinable(fn if not isinstance(fn, types.MethodType) else fn.__func__):
+        if inlinable(fn if not isinstance(fn, types.MethodType) else fn.__func__):
             return self.inline_function(fn, args, kwargs, node, frame)
         if isinstance(fn, type):
             return self.construct(fn, args, kwargs, node, frame)
@@ -387,7 +390,7 @@ class Unroller:
     def construct(self, cls, args, kwargs, node, frame):
         """Instantiate a class: inline a Python `__init__`, else call it natively."""
         init = cls.__init__
-        if cls.__new__ is object.__new__ and _inlinable(init):
+        if cls.__new__ is object.__new__ and inlinable(init):
             try:
                 source = function_source(init)
             except YotaError:  # generated __init__ (dataclasses): stores values as given
@@ -430,7 +433,7 @@ class Unroller:
         if not isinstance(obj, (types.ModuleType, type)):
             for klass in type(obj).__mro__:
                 found = klass.__dict__.get(name)
-                if isinstance(found, property) and _inlinable(found.fget):
+                if isinstance(found, property) and inlinable(found.fget):
                     return self.inline_function(found.fget, (obj,), {}, node, frame)
                 if found is not None:
                     break
@@ -650,9 +653,12 @@ class Unroller:
 
     def eval_Name(self, node, frame):
         try:
-            return frame.lookup(node.id)
+            value = frame.lookup(node.id)
         except NameError as error:
             raise NameError(f"{error} ({self._loc(node, frame).short})") from None
+        if is_array(value) and self.user_code:
+            self.array_names.setdefault(id(value), node.id)
+        return value
 
     def eval_Attribute(self, node, frame):
         return self.attribute(self.eval(node.value, frame), node.attr, node, frame)
