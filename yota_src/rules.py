@@ -68,9 +68,3 @@ def is_primitive(fn) -> bool:
 
 def nodiff_args(fn) -> set:
     return _lookup(_nodiff_args, fn) or set()
-
-
-def registered() -> tuple[dict, set]:
-    """The whole registry, for catalogues and tests."""
-    _load()
-    return dict(_templates), set(_nondifferentiable)

@@ -15,7 +15,7 @@ import copy
 import dataclasses
 import types
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -199,7 +199,6 @@ class Signature:
     module: str = ""
     qualname: str = ""
     source_hash: str = ""
-    defaults: dict = field(default_factory=dict)
 
     @classmethod
     def of(cls, function_name: str, params: list[str], args: tuple, **info) -> Signature:
