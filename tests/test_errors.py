@@ -49,3 +49,13 @@ def test_non_scalar_output_is_refused():
 
     with pytest.raises(ValueError, match="must return a scalar"):
         ys.grad(vector, np.ones(3))
+
+
+def stores_into_argument(x):
+    x[0] = 1.0
+    return np.sum(x)
+
+
+def test_store_into_a_traced_array_is_a_mutation_error():
+    with pytest.raises(ys.errors.MutationError, match="test_errors.py:5[0-9]: in-place assignment"):
+        ys.grad(stores_into_argument, np.ones(3))
