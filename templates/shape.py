@@ -58,3 +58,10 @@ def getitem(dy, y, a, index):
 def index_add(dy, y, buffer, index, values):
     dbuffer = dy
     dvalues = unbroadcast(dy[index], values)
+
+
+@adjoint(primitives.index_update)
+def index_update(dy, y, buffer, index, values):
+    """`buffer[index] = values`: the overwritten elements pass no gradient back."""
+    dbuffer = primitives.index_update(dy, index, 0.0)
+    dvalues = unbroadcast(dy[index], values)

@@ -181,8 +181,8 @@ class _Writer:
             self.constants.append(f"{self.names[op]} = {ast.unparse(self.literal(op.value))}")
             self.live_constants[self.names[op]] = op.value
             return []
-        if isinstance(op, Call) and op.fn is primitives.index_add:
-            return self.index_add(op)
+        if isinstance(op, Call) and op.fn in primitives.INDEX_STORES:
+            return self.index_store(op)
         expr = self.expression(op)
         if self.should_inline(op, expr):
             self.inlined[op] = expr
@@ -202,7 +202,9 @@ class _Writer:
         message = op.message(self.name)
         return [f"if {ast.unparse(test)}:", f"    raise ControlFlowChanged({message!r})"]
 
-    def index_add(self, op: Call) -> list[str]:
+    def index_store(self, op: Call) -> list[str]:
+        """`buf[i] = v`, `buf[i] += v` or `np.add.at(buf, i, v)`, on a copy unless
+        the buffer is fresh and this is its only use."""
         buffer, index, values = op.args
         lines = []
         if op in self.in_place.values():
@@ -212,6 +214,9 @@ class _Writer:
             lines.append(f"{name} = {ast.unparse(self.ref(buffer))}.copy()")
         self.names[op] = name
         target, values_expr = ast.Name(name), self.literal(values)
+        if op.fn is primitives.index_update:
+            store = ast.unparse(ast.Subscript(target, self.index(index)))
+            return lines + [f"{store} = {ast.unparse(values_expr)}"]
         if primitives.is_basic_index(index):
             statement = ast.AugAssign(ast.Subscript(target, self.index(index)), ast.Add(),
                                       values_expr)
@@ -265,12 +270,13 @@ class _Writer:
     def _output_names(self) -> dict[Op, str]:
         names = {}
         output = self.tape.output
+        user_names = {op.hint for op in self.tape.ops}
+        result = next(n for n in ("out", "result", "value", "out_value") if n not in user_names)
+        value = output if self.kind != "gradient" else output[0]
+        if isinstance(value, Op) and value.hint is None:
+            names[value] = result
         if self.kind != "gradient":
-            if isinstance(output, Op) and output.hint is None:
-                names[output] = "out"
             return names
-        if isinstance(output[0], Op) and output[0].hint is None:
-            names[output[0]] = "out"
         for index, grad in enumerate(output[1:]):
             param = self.sig.params[index]
             pairs = grad.items() if isinstance(grad, dict) else [((), grad)]
@@ -280,13 +286,13 @@ class _Writer:
         return names
 
     def _in_place_buffers(self) -> dict[Op, Op]:
-        """Fresh buffers written in place by their only user, an index_add."""
+        """Fresh buffers written in place by their only user, an index store."""
         buffers = {}
         for op in self.tape.ops:
-            if isinstance(op, Call) and op.fn is primitives.index_add:
+            if isinstance(op, Call) and op.fn in primitives.INDEX_STORES:
                 buffer = op.args[0]
-                fresh = isinstance(buffer, Call) and (
-                    buffer.fn in primitives.FRESH_BUFFERS or buffer in buffers.values())
+                fresh = isinstance(buffer, Call) and (primitives.returns_new_array(buffer.fn)
+                                                      or buffer in buffers.values())
                 if fresh and len(self.users.get(buffer, ())) == 1:
                     buffers[buffer] = op
         return buffers
@@ -302,7 +308,7 @@ class _Writer:
         users = self.users.get(op, [])
         return (self.base_name(op) is None and len(users) == 1
                 and users[0] is not None and self.group(users[0]) == self.group(op)
-                and not (isinstance(users[0], Call) and users[0].fn is primitives.index_add
+                and not (isinstance(users[0], Call) and users[0].fn in primitives.INDEX_STORES
                          and users[0].args[0] is op)
                 and len(ast.unparse(expr)) <= _INLINE_LIMIT)
 

@@ -37,9 +37,24 @@ def index_add(buffer, index, values):
     return out
 
 
+def index_update(buffer, index, values):
+    """A copy of `buffer` with `values` stored at `index`: the functional form
+    of `x[index] = values`, printed in place when the buffer is fresh."""
+    out = np.array(buffer, copy=True)
+    out[index] = values
+    return out
+
+
 # Allocations the adjoint of indexing writes into in place: never shared by
-# CSE, and written in place by codegen when their one user is an index_add.
+# CSE, and written in place by codegen when their one user is an index store.
 FRESH_BUFFERS = (np.zeros, np.zeros_like)
+INDEX_STORES = (index_add, index_update)
+
+
+def returns_new_array(fn) -> bool:
+    """Calls of `fn` give an array nothing else refers to, safe to write into."""
+    return fn in FRESH_BUFFERS or fn in INDEX_STORES or isinstance(fn, np.ufunc) or (
+        fn in OPERATOR_SYMBOLS or fn in (np.ones, np.full, np.empty, np.copy, np.array))
 
 
 def is_basic_index(index) -> bool:

@@ -44,6 +44,9 @@ STRUCTURAL = {gast.Is: operator.is_, gast.IsNot: operator.is_not,
 # Functions from these packages are primitives (recorded), never inlined.
 OPAQUE_PACKAGES = {"numpy", "cupy", "scipy", "math", "builtins", "operator", "functools",
                    "itertools", "jax", "torch"}
+# NumPy functions that write into an argument.
+MUTATING = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis}
+IN_PLACE_METHODS = {"sort", "fill", "put", "itemset", "resize", "partition", "setfield"}
 MAX_DEPTH = 60
 MAX_LOOP = 1_000_000
 
@@ -218,6 +221,8 @@ class Unroller:
         self.ops: list[Op] = []
         self.values: dict[Op, object] = {}  # example value of each op, while unrolling
         self.array_names: dict[int, str] = {}  # id of a static array -> the name it was read by
+        self.view_bases: dict[Traced, Traced] = {}  # a view -> the array it looks into
+        self.viewed: set[Traced] = set()  # arrays some view looks into
         self.loc: Location | None = None
         self.user_code = True  # False while running adjoint templates
         self.depth = 0
@@ -273,7 +278,38 @@ class Unroller:
                   self.loc, depends)
         self.ops.append(op)
         self.values[op] = value
-        return Traced(op, value)
+        result = Traced(op, value)
+        if isinstance(value, np.ndarray):  # remember views: writing through them is refused
+            for arg in args:
+                if isinstance(arg, Traced) and isinstance(arg.value, np.ndarray) \
+                        and np.may_share_memory(value, arg.value):
+                    self.view_bases[result] = arg
+                    self.viewed.add(arg)
+        return result
+
+    def mutate(self, target: Traced, new: Traced, node, frame) -> None:
+        """Apply an in-place change: every alias of `target` now holds `new`.
+
+        The tape stays functional; Python aliasing is honoured by updating the
+        one `Traced` all names share. Arguments, views and viewed arrays are
+        refused, because the change would escape where the tape cannot follow.
+        """
+        where = self._loc(node, frame)
+        if isinstance(target.op, Input):
+            raise MutationError(
+                "in-place change of an argument", where,
+                hint="The caller would see the change, which generated code does not "
+                     "reproduce: copy first (`x = x.copy()`) or build a new array.")
+        if target in self.view_bases or target in self.viewed:
+            raise MutationError(
+                "in-place change of an array that shares memory with another (a view)", where,
+                hint="Copy it first (`y = y.copy()`), or build a new array with np.where.")
+        if np.shape(new.value) != np.shape(target.value):
+            raise ValueError(f"cannot write a {np.shape(new.value)} result into an array of "
+                             f"shape {np.shape(target.value)} ({where.short})")
+        if np.result_type(new.value) != target.value.dtype:
+            new = self.primitive(primitives.astype, (new, target.value.dtype), {})
+        target.op, target.value = new.op, new.value
 
     def refs(self, structure):
         """Traced values -> their ops; static arrays -> Const ops."""
@@ -301,6 +337,10 @@ class Unroller:
         A static call that builds an array (np.zeros, np.arange) is recorded
         too, so the generated code says how the array is made.
         """
+        if kwargs.get("out") is not None or fn in MUTATING:
+            raise MutationError(f"{primitives.display_name(fn)} writes into an existing array"
+                                + (" (out=)" if kwargs.get("out") is not None else ""), self.loc,
+                                hint="Use the result instead: `y = np.add(x, z)`.")
         if not _has_traced((args, kwargs)):
             value = fn(*args, **kwargs)
             if is_array(value) and value.ndim > 0:
@@ -421,6 +461,10 @@ class Unroller:
             return self.concretize(x, lambda v: v.tolist(), node, frame)
         if name in ARRAY_METHODS:
             return self.primitive(ARRAY_METHODS[name], (x,) + tuple(args), kwargs)
+        if name in IN_PLACE_METHODS:
+            raise MutationError(f"x.{name}() changes the array in place", self._loc(node, frame),
+                                hint=f"Use the function that returns a new array, "
+                                     f"e.g. np.{name}(x).")
         raise UnsupportedSyntaxError(
             f"the array method .{name}() is not supported", self._loc(node, frame),
             hint=f"Call the NumPy function instead, e.g. np.{name}(x, ...).")
@@ -491,12 +535,16 @@ class Unroller:
         elif kind is gast.Subscript:
             container = self.eval(target.value, frame)
             index = self.eval(target.slice, frame)
-            if isinstance(container, Traced) or is_array(container):
-                raise MutationError(
-                    "in-place assignment into an array", self._loc(target, frame),
-                    hint="Build a new array instead, e.g. with np.where(mask, new, x) or "
-                         "np.concatenate; in-place stores are not differentiated.")
-            container[self.concretize(index, lambda v: v, target.slice, frame)] = value
+            if isinstance(container, Traced):
+                self.store(container, index, value, target, frame)
+                if isinstance(target.value, gast.Name) and self.user_code:
+                    self.name(container, target.value.id)
+            elif is_array(container):
+                raise MutationError("in-place change of an array the function did not create",
+                                    self._loc(target, frame),
+                                    hint="Copy it into a local array first.")
+            else:
+                container[self.concretize(index, lambda v: v, target.slice, frame)] = value
         elif kind is gast.Attribute:
             obj = self.eval(target.value, frame)
             if isinstance(obj, Traced):
@@ -505,6 +553,26 @@ class Unroller:
             setattr(obj, target.attr, value)
         else:
             raise self.unsupported(target, frame, "this assignment target")
+
+    def store(self, container: Traced, index, value, node, frame) -> None:
+        """`container[index] = value` as a functional index_update."""
+        if not primitives.is_basic_index(index):
+            positions = values_of(index)
+            if _has_traced(index) and any(t.op.depends for t in _traced_in(index)):
+                raise MutationError(
+                    "assignment through indices computed from the data",
+                    self._loc(node, frame),
+                    hint="Repeated indices would make the last write win; use "
+                         "np.where(mask, new, x), or build the array with np.add.at.")
+            flat = np.ravel_multi_index(positions, container.value.shape) if isinstance(
+                positions, tuple) else np.asarray(positions).ravel()
+            if np.asarray(positions).dtype != np.bool_ and len(np.unique(flat)) != np.size(flat):
+                raise MutationError("assignment with repeated indices",
+                                    self._loc(node, frame),
+                                    hint="Only the last write would count; make the indices "
+                                         "unique or accumulate with np.add.at.")
+        new = self.primitive(primitives.index_update, (container, index, value), {})
+        self.mutate(container, new, node, frame)
 
     @staticmethod
     def name(value, name: str) -> None:
@@ -561,12 +629,22 @@ class Unroller:
             self.bind(stmt.target, self.eval(stmt.value, frame), frame)
 
     def exec_AugAssign(self, stmt, frame):
+        """`x += y` changes an array in place (every alias sees it), rebinds
+        immutable values, and extends containers in place, as Python does."""
         current = self.eval(stmt.target, frame)
         rhs = self.eval(stmt.value, frame)
         fn = BINARY[type(stmt.op)]
-        if isinstance(current, (list, dict, set)):  # keep the aliasing of containers
+        if isinstance(current, (list, dict, set)):
             fn = getattr(operator, f"i{fn.__name__.strip('_')}")
-        self.bind(stmt.target, self.binary(fn, current, rhs), frame)
+        new = self.binary(fn, current, rhs)
+        in_place = isinstance(current, Traced) and isinstance(current.value, np.ndarray) \
+            and not isinstance(stmt.target, gast.Subscript)
+        if in_place:
+            self.mutate(current, new, stmt.target, frame)
+            if isinstance(stmt.target, gast.Name) and self.user_code:
+                self.name(current, stmt.target.id)
+        else:
+            self.bind(stmt.target, new, frame)
 
     def exec_Return(self, stmt, frame):
         raise _Return(None if stmt.value is None else self.eval(stmt.value, frame))

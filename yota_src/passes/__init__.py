@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..tape import Tape
+from .accumulate import accumulate_scatters
 from .cse import eliminate_common_subexpressions
 from .dce import eliminate_dead_code
 from .outputs import own_outputs
@@ -13,9 +14,10 @@ def optimize(tape: Tape) -> Tape:
     """The rewrites that keep generated code lean and readable."""
     tape = simplify(tape)
     tape = eliminate_common_subexpressions(tape)
+    tape = accumulate_scatters(tape)
     tape = eliminate_dead_code(tape)
     return own_outputs(tape)
 
 
-__all__ = ["optimize", "simplify", "eliminate_common_subexpressions", "eliminate_dead_code",
-           "own_outputs"]
+__all__ = ["optimize", "simplify", "accumulate_scatters", "eliminate_common_subexpressions",
+           "eliminate_dead_code", "own_outputs"]

@@ -12,7 +12,7 @@ from .rewrite import rewrite
 def eliminate_common_subexpressions(tape: Tape) -> Tape:
     seen: dict = {}
 
-    def visit(op: Op, forward: bool) -> Op:
+    def visit(op: Op, forward: bool, original: Op) -> Op:
         if not isinstance(op, Call) or _impure(op.fn) or op.fn in FRESH_BUFFERS:
             return op
         key = _key((op.fn, op.args, op.kwargs))

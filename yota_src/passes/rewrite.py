@@ -7,9 +7,11 @@ from collections.abc import Callable
 from ..tape import Call, Guard, Op, Tape, map_refs
 
 
-def rewrite(tape: Tape, visit: Callable[[Op, bool], Op]) -> Tape:
-    """Walk the ops in order; `visit(op, is_forward)` returns the op to keep,
-    an earlier op that replaces it everywhere, or a new op that takes its place.
+def rewrite(tape: Tape, visit: Callable[[Op, bool, Op], Op]) -> Tape:
+    """Walk the ops in order; `visit(op, is_forward, original)` returns the op
+    to keep, an earlier op that replaces it everywhere, or a new op that takes
+    its place. `original` is the op as it stood in `tape`, before its operands
+    were updated, for passes that analysed the tape beforehand.
 
     Ops whose operands were replaced are copied, never changed, so a tape
     handed out earlier (the forward tape of a GradientResult) stays intact.
@@ -20,7 +22,7 @@ def rewrite(tape: Tape, visit: Callable[[Op, bool], Op]) -> Tape:
     for index, op in enumerate(tape.ops):
         op = _with_operands(op, look)
         forward = index < tape.n_forward
-        kept = visit(op, forward)
+        kept = visit(op, forward, tape.ops[index])
         if kept is not op and kept in placed:
             replaced[tape.ops[index]] = look(kept)
             continue

@@ -21,7 +21,7 @@ _SHAPE_NO_OPS = {np.reshape, np.broadcast_to, np.squeeze, np.expand_dims, np.rav
 
 
 def simplify(tape: Tape) -> Tape:
-    def visit(op: Op, forward: bool) -> Op:
+    def visit(op: Op, forward: bool, original: Op) -> Op:
         better = _respelled(op)
         if better is not None:
             better.hint, better.grad_of = op.hint, op.grad_of

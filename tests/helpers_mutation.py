@@ -1,0 +1,87 @@
+"""Functions that change arrays in place, for test_mutation.py."""
+
+import numpy as np
+
+
+def fill_local(x):
+    out = np.zeros((3, 2))
+    out[0] = x[0] * 2.0
+    out[1:] = np.tanh(x[1:])
+    out[2, 1] += x[0, 0] ** 2
+    return np.sum(out ** 2)
+
+
+def local_augmented(x):
+    y = x * 1.0
+    alias = y
+    items = [y]
+    y += np.sin(x)
+    y *= 2.0
+    return np.sum(alias * items[0]) + np.sum(y)
+
+
+def scalar_accumulate(x):
+    total = 0.0
+    for value in x:
+        total += value * value
+    return total
+
+
+def augment_argument(x):
+    x += 1.0
+    return np.sum(x)
+
+
+def augment_argument_alias(x):
+    y = x
+    y *= 2.0
+    return np.sum(y)
+
+
+def store_into_view(x):
+    y = x * 1.0
+    row = y[0]
+    row[0] = 5.0
+    return np.sum(y)
+
+
+def store_into_viewed(x):
+    y = x * 1.0
+    view = y.T
+    y[0, 0] = 5.0
+    return np.sum(view)
+
+
+def out_argument(x, z):
+    y = x * 1.0
+    np.add(y, z, out=y)
+    return np.sum(y)
+
+
+def sort_in_place(x):
+    y = x * 1.0
+    y.sort()
+    return np.sum(y)
+
+
+def store_with_data_indices(x):
+    y = x * 1.0
+    y[np.argmax(x)] = 0.0
+    return np.sum(y)
+
+
+def store_with_repeated_indices(x):
+    y = x * 1.0
+    y[np.array([0, 0])] = np.array([1.0, 2.0])
+    return np.sum(y)
+
+
+def store_with_static_indices(x):
+    y = np.zeros(4)
+    y[np.array([3, 0])] = x[:2] * 3.0
+    return np.sum(y * np.arange(4.0))
+
+
+def attribute_of_argument(model, x):
+    model.W += x
+    return np.sum(model.W)
