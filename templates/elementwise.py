@@ -1,4 +1,6 @@
-"""Elementwise functions of one or more arrays."""
+"""Elementwise functions of one or more arrays (and their `math` twins on floats)."""
+
+import math
 
 import numpy as np
 
@@ -7,32 +9,32 @@ from yota_src.rules import adjoint
 from .helpers import unbroadcast
 
 
-@adjoint(np.exp)
+@adjoint(np.exp, math.exp)
 def exp(dy, y, x):
     dx = dy * y
 
 
-@adjoint(np.log)
+@adjoint(np.log, math.log)
 def log(dy, y, x):
     dx = dy / x
 
 
-@adjoint(np.sin)
+@adjoint(np.sin, math.sin)
 def sin(dy, y, x):
     dx = dy * np.cos(x)
 
 
-@adjoint(np.cos)
+@adjoint(np.cos, math.cos)
 def cos(dy, y, x):
     dx = -dy * np.sin(x)
 
 
-@adjoint(np.tanh)
+@adjoint(np.tanh, math.tanh)
 def tanh(dy, y, x):
     dx = dy * (1 - y * y)
 
 
-@adjoint(np.sqrt)
+@adjoint(np.sqrt, math.sqrt)
 def sqrt(dy, y, x):
     dx = dy / (2 * y)
 
@@ -42,7 +44,7 @@ def square(dy, y, x):
     dx = dy * 2 * x
 
 
-@adjoint(np.abs, abs)
+@adjoint(np.abs, abs, math.fabs)
 def absolute(dy, y, x):
     dx = dy * np.sign(x)
 

@@ -1,5 +1,6 @@
 """Python's operators (and the ufuncs they stand for)."""
 
+import math
 import operator
 
 import numpy as np
@@ -33,7 +34,7 @@ def truediv(dy, y, a, b):
     db = -unbroadcast(dy * y / b, b)
 
 
-@adjoint(operator.pow, np.power, pow)
+@adjoint(operator.pow, np.power, pow, math.pow)
 def power(dy, y, a, b):
     da = unbroadcast(dy * b * a ** (b - 1), a)
     db = unbroadcast(dy * y * np.log(a), b)

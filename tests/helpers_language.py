@@ -206,3 +206,46 @@ def local_mutation(x):
     d = {}
     d["k"] = outs[2]
     return np.sum(outs[1] ** 2 + outs[2]) + np.sum(d["k"])
+
+
+def data_while(x):
+    y = x
+    steps = 0
+    while np.max(np.abs(y)) > 0.1:
+        y = y * 0.5
+        steps += 1
+    return np.sum(y) * steps
+
+
+def asserts(x):
+    assert x.ndim == 2, "x must be a matrix"
+    assert np.all(x > 0), "x must be positive"
+    return np.sum(np.log(x))
+
+
+def math_on_floats(a, b):
+    import math
+
+    return math.exp(a) * math.sin(b) + math.sqrt(a * a + 1.0) + math.log(b) + math.pow(a, 2.0) \
+        + math.tanh(a) * math.cos(b) + math.fabs(a - b)
+
+
+def python_extremes(x):
+    values = [x[0], x[1] * 2.0, x[2] - 1.0]
+    return max(values) + min(x[0], x[1]) * 3.0 + max(x[0] * 0.5, 0.25)
+
+
+def layers_loss(layers, x):
+    for W in layers:
+        x = np.tanh(W @ x)
+    return np.sum(x)
+
+
+def reversed_and_isinstance(x, items):
+    total = 0.0
+    for i, value in enumerate(reversed(items)):
+        if isinstance(value, float):
+            total = total + value * x[i]
+        else:
+            total = total + np.sum(value * x[i])
+    return total + len(items)

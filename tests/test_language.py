@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from helpers_language import (
     Model,
+    asserts,
     augmented,
     branches,
     builds_model,
@@ -13,16 +14,21 @@ from helpers_language import (
     conditional_expression,
     containers,
     control,
+    data_while,
     decorated,
     integer_static,
+    layers_loss,
     local_mutation,
     loops,
+    math_on_floats,
     methods_and_properties,
     model_loss,
     nondifferentiable_parts,
     operators,
     partial_call,
+    python_extremes,
     recursion,
+    reversed_and_isinstance,
     tuple_unpacking,
     two_layers,
     while_loop,
@@ -186,3 +192,52 @@ def test_closures_over_arrays(rng):
 def test_a_primitive_is_not_unrolled():
     with pytest.raises(ys.errors.SourceUnavailableError, match="is a primitive"):
         ys.grad(np.sum, np.ones(3))
+
+
+def test_while_with_a_data_dependent_exit_is_guarded(x):
+    ys.check_grad(data_while, x)
+    df = ys.simplegrad(data_while, x)
+    assert "raise ControlFlowChanged" in df.source
+    with pytest.raises(ys.errors.ControlFlowChanged):
+        df(x * 10.0)
+
+
+def test_asserts_run_at_unroll_time_and_guard_data(x):
+    ys.check_grad(asserts, x)
+    df = ys.simplegrad(asserts, x)
+    with pytest.raises(ys.errors.ControlFlowChanged, match=r"np.all\(x > 0\)"):
+        df(-x)
+    with pytest.raises(AssertionError, match="x must be positive"):
+        ys.grad(asserts, -x, dynamic=True)
+
+
+def test_math_functions_on_floats():
+    ys.check_grad(math_on_floats, 0.7, 1.3)
+
+
+def test_python_max_and_min_over_traced_values(rng):
+    ys.check_grad(python_extremes, rng.standard_normal(3))
+    df = ys.simplegrad(python_extremes, np.array([0.3, 0.2, 0.1]))
+    with pytest.raises(ys.errors.ControlFlowChanged):
+        df(np.array([0.1, 0.9, 0.1]))
+
+
+def test_list_arguments_guard_their_length(rng):
+    layers = [rng.standard_normal((3, 3)), rng.standard_normal((2, 3))]
+    ys.check_grad(layers_loss, layers, rng.standard_normal(3))
+    df = ys.simplegrad(layers_loss, layers, np.ones(3))
+    with pytest.raises(ys.errors.SignatureMismatch, match="layers with 2 items, got 3"):
+        df(layers + [np.ones((2, 2))], np.ones(3))
+
+
+def test_dict_arguments_guard_their_keys():
+    def weighted(params):
+        return np.sum(params["W"] * 2.0)
+
+    df = ys.simplegrad(weighted, {"W": np.ones(2)})
+    with pytest.raises(ys.errors.SignatureMismatch, match="keys"):
+        df({"W": np.ones(2), "extra": np.ones(2)})
+
+
+def test_reversed_enumerate_isinstance_len(rng):
+    ys.check_grad(reversed_and_isinstance, rng.standard_normal(2), [0.5, rng.standard_normal(3)])

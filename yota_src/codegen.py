@@ -118,6 +118,20 @@ class _Writer:
 
     def signature_guards(self) -> list[str]:
         lines = []
+        for index, path, layout in self.sig.containers:
+            expr = path_expression(self.sig.params[index], path)
+            if isinstance(layout, int):
+                condition, wanted = f"len({expr}) != {layout}", f"{layout} items"
+                got = f"{{len({expr})}}"
+            elif all(isinstance(key, (str, int)) for key in layout):
+                keys = ast.unparse(self.literal(set(layout))) if layout else "set()"
+                condition, wanted = f"{expr}.keys() != {keys}", f"the keys {_escape(keys)}"
+                got = f"{{sorted({expr}, key=repr)}}"
+            else:
+                continue
+            self.errors_used.add("SignatureMismatch")
+            lines += [f"if {condition}:", f'    raise SignatureMismatch(f"{self.name} was '
+                      f'generated for {expr} with {wanted}, got {got}")']
         for index, leaves in enumerate(self.sig.leaves):
             for leaf in leaves:
                 expr = path_expression(self.sig.params[index], leaf.path)
@@ -376,6 +390,8 @@ class _Writer:
             return ast.Tuple([self.literal(item) for item in value])
         if isinstance(value, list):
             return ast.List([self.literal(item) for item in value])
+        if isinstance(value, (set, frozenset)):
+            return ast.Set([self.literal(item) for item in sorted(value, key=repr)])
         if isinstance(value, dict):
             return ast.Dict([self.literal(key) for key in value],
                             [self.literal(item) for item in value.values()])

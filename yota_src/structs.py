@@ -15,7 +15,7 @@ import copy
 import dataclasses
 import types
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -200,11 +200,15 @@ class Signature:
     qualname: str = ""
     source_hash: str = ""
 
+    containers: list = field(default_factory=list)  # (index, path, len or key tuple)
+
     @classmethod
     def of(cls, function_name: str, params: list[str], args: tuple, **info) -> Signature:
         leaves = [[describe_leaf(p, v) for p, v in flatten(arg)] for arg in args]
         structs = [kind_of(arg) == "struct" for arg in args]
-        return cls(function_name, params, leaves, structs, **info)
+        containers = [(i, path, layout) for i, arg in enumerate(args)
+                      for path, layout in _layouts(arg)]
+        return cls(function_name, params, leaves, structs, containers=containers, **info)
 
     def leaf_expression(self, index: int, path: tuple) -> str:
         return path_expression(self.params[index], path)
@@ -215,6 +219,18 @@ class Signature:
             for leaf in leaves:
                 parts.append(f"{self.leaf_expression(i, leaf.path)} {leaf.describe()}")
         return "; ".join(parts)
+
+
+def _layouts(value, path: tuple = ()):
+    """(path, layout) of every list, tuple and dict: its length, or its keys."""
+    if kind_of(value) != "struct":
+        return
+    if isinstance(value, dict):
+        yield path, tuple(value)
+    elif isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        yield path, len(value)
+    for step, child in children(value):
+        yield from _layouts(child, path + (step,))
 
 
 def signature_key(args: tuple):

@@ -1000,6 +1000,20 @@ def _sum(unroller, args, kwargs, node, frame):
     return total
 
 
+def _extreme(pick):
+    """max()/min(): Python's pairwise comparisons, each guarded when traced."""
+    def handler(unroller, args, kwargs, node, frame):
+        if kwargs or not _has_traced(args):
+            return (max if pick is operator.gt else min)(*args, **kwargs)
+        items = list(args) if len(args) > 1 else unroller.iterate(args[0], node, frame)
+        best = items[0]
+        for item in items[1:]:
+            if unroller.truth(unroller.binary(pick, item, best), node, frame):
+                best = item
+        return best
+    return handler
+
+
 def _getattr(unroller, args, kwargs, node, frame):
     try:
         return unroller.attribute(args[0], args[1], node, frame)
@@ -1038,6 +1052,7 @@ def _static_info(fn):
 _BUILTINS = {
     len: _len, range: _range, int: _int, bool: _bool, isinstance: _isinstance, sum: _sum,
     getattr: _getattr, print: _print, float: _traced_primitive(float),
+    max: _extreme(operator.gt), min: _extreme(operator.lt),
     abs: _traced_primitive(abs), pow: _traced_primitive(pow),
 }
 _BUILTINS.update({fn: _iterating(fn) for fn in (
