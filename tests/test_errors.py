@@ -60,3 +60,107 @@ def test_store_into_a_traced_array_is_a_mutation_error():
     expected = "test_errors.py:5[0-9]: in-place change of an argument"
     with pytest.raises(ys.errors.MutationError, match=expected):
         ys.grad(stores_into_argument, np.ones(3))
+
+
+def generator(x):
+    yield x
+
+
+def uses_generator(x):
+    return np.sum(next(generator(x)))
+
+
+def evaluates(x):
+    return eval("x * 2")
+
+
+def nonlocal_writer(x):
+    total = 0.0
+
+    def add():
+        nonlocal total
+        total = total + 1.0
+
+    add()
+    return np.sum(x) * total
+
+
+def with_errstate(x):
+    with np.errstate(divide="ignore"):
+        y = np.log(x)
+    return np.sum(y)
+
+
+def with_unknown(x):
+    import threading
+
+    with threading.Lock():
+        y = x * 2.0
+    return np.sum(y)
+
+
+def try_finally(x):
+    try:
+        y = x * 2.0
+    finally:
+        z = 1.0
+    return np.sum(y) * z
+
+
+def try_except_taken(x):
+    try:
+        return np.sum(x[10])
+    except IndexError:
+        return np.sum(x)
+
+
+def test_generators_are_refused_with_a_rewrite():
+    with pytest.raises(UnsupportedSyntaxError) as error:
+        ys.grad(uses_generator, np.ones(3))
+    assert "yield" in str(error.value).lower() and "list" in str(error.value)
+
+
+def test_eval_is_refused():
+    with pytest.raises(UnsupportedSyntaxError, match=r"eval\(\) is not supported"):
+        ys.grad(evaluates, np.ones(3))
+
+
+def test_nonlocal_is_refused():
+    with pytest.raises(UnsupportedSyntaxError, match="nonlocal"):
+        ys.grad(nonlocal_writer, np.ones(3))
+
+
+def test_known_with_blocks_run_through(rng):
+    ys.check_grad(with_errstate, rng.uniform(0.5, 1.0, 3))
+
+
+def test_unknown_with_blocks_are_refused():
+    with pytest.raises(UnsupportedSyntaxError, match="`with` over lock"):
+        ys.grad(with_unknown, np.ones(3))
+
+
+def test_try_finally_runs_through(rng):
+    ys.check_grad(try_finally, rng.standard_normal(3))
+
+
+def test_exceptions_inside_try_are_refused():
+    with pytest.raises(UnsupportedSyntaxError, match="raised IndexError while unrolling"):
+        ys.grad(try_except_taken, np.ones(3))
+
+
+def test_error_messages_show_the_line_with_a_caret():
+    with pytest.raises(NoDiffRuleError) as error:
+        ys.grad(uses_i0, np.ones(3))
+    lines = str(error.value).splitlines()
+    assert lines[1].strip() == "return np.sum(np.i0(x))"
+    assert set(lines[2].strip()) == {"^"}
+
+
+def test_the_innermost_frame_of_the_traceback_is_the_users_line():
+    import traceback
+
+    with pytest.raises(NoDiffRuleError) as error:
+        ys.grad(uses_i0, np.ones(3))
+    frames = traceback.extract_tb(error.value.__traceback__)
+    assert frames[-1].filename.endswith("test_errors.py") and frames[-1].lineno == 11
+    assert not any("unroll.py" in frame.filename for frame in frames)

@@ -2,11 +2,11 @@
 transformation, producing gradient modules people can read and ship."""
 
 from . import errors
-from .api import GradFunction, GradientResult, check_grad, grad, simplegrad, trace, update
+from .api import GradFunction, GradientResult, check_grad, diffrule, grad, simplegrad, trace, update
 from .rules import nodiff
 from .tape import Tape
 
 __version__ = "0.1.0"
 
-__all__ = ["grad", "simplegrad", "trace", "update", "check_grad", "nodiff", "errors",
+__all__ = ["grad", "simplegrad", "trace", "update", "check_grad", "diffrule", "nodiff", "errors",
            "GradientResult", "GradFunction", "Tape"]

@@ -60,11 +60,8 @@ def _propagate(unroller: Unroller, op: Call, dy, active: set, grads: dict) -> No
     if template is None:
         if rules.is_nondifferentiable(op.fn):
             return
-        name = display_name(op.fn)
-        raise NoDiffRuleError(
-            f"no gradient rule for {name}", op.loc,
-            hint=f"Add one, e.g. ys.diffrule({name}, \"x\", \"<expression in x, y, dy>\"), "
-                 f"or mark it with ys.nodiff({name}, \"x\") if no gradient should flow.")
+        raise NoDiffRuleError(f"no gradient rule for {display_name(op.fn)}", op.loc,
+                              hint=_rule_hint(op.fn))
     traced = lambda ref: Traced(ref, unroller.values[ref])  # noqa: E731
     args, kwargs = map_refs(op.args, traced), map_refs(op.kwargs, traced)
     skip = rules.nodiff_args(op.fn)
@@ -84,6 +81,19 @@ def _propagate(unroller: Unroller, op: Call, dy, active: set, grads: dict) -> No
             _accumulate(unroller, op, value, grad, active, grads)
     finally:
         unroller.loc = saved
+
+
+def _rule_hint(fn) -> str:
+    """The exact calls that would add the missing rule."""
+    name = display_name(fn)
+    params = rules.parameter_names(fn)
+    if not params:
+        return (f"Add a template with @ys.diffrule({name}) on a function "
+                f"(dy, y, <its parameters>) that assigns d<parameter> (see templates/).")
+    first = params[0]
+    return (f"Add one with ys.diffrule({name}, \"{first}\", \"<expression in "
+            f"{', '.join(params)}, y, dy>\"), or ys.nodiff({name}, \"{first}\") if no "
+            f"gradient should flow through it.")
 
 
 def _traced_leaves(value):

@@ -125,9 +125,28 @@ def simplegrad(f: Callable, *args) -> GradFunction:
 def trace(f: Callable, *args) -> tuple[Any, Tape]:
     """The value of `f(*args)` and the tape of primitive operations behind it."""
     fn, full_args, _ = _unbind(f, args)
-    unroller, value, signature = _unroll(fn, full_args)
+    with _errors_at_user_lines():
+        unroller, value, signature = _unroll(fn, full_args)
     tape = Tape(list(unroller.ops), unroller.refs(value), signature)
     return values_of(value), eliminate_dead_code(tape)
+
+
+def diffrule(fn: Callable, wrt: str | None = None, expr: str | None = None):
+    """Register the derivative of `fn`.
+
+    `ys.diffrule(fn, "x", "y * (1 - y) * dy")`: the expression form, in which
+    `y` is fn's result, `dy` the incoming gradient and fn's parameters its
+    inputs. `@ys.diffrule(fn)` on a function `(dy, y, <fn's parameters>)`
+    that assigns `d<param>`: the template form, as in `templates/`; a
+    template with `**kw` receives the call's keyword arguments. Either way
+    `fn` becomes a primitive: calls to it are recorded, not inlined.
+    """
+    if wrt is None and expr is None:
+        return rules.adjoint(fn)
+    if wrt is None or expr is None:
+        raise TypeError("diffrule(fn, wrt, expr) needs both the parameter name and the expression")
+    rules.expression_rule(fn, wrt, expr)
+    return None
 
 
 def update(m, gm, fn: Callable):
@@ -246,17 +265,47 @@ def _parameter_names(fn: Callable, count: int) -> list[str]:
 
 
 def _build(fn: Callable, args: tuple, wrt_args: frozenset) -> _Compiled:
-    unroller, value, signature = _unroll(fn, args)
-    _require_scalar(value, signature)
-    output = unroller.refs(value)
-    forward = Tape(list(unroller.ops), output, signature)
-    wrt = {op for op in forward.inputs if op.index in wrt_args and op.differentiable}
-    grads = backward(unroller, value, wrt)
-    gradients = gradient_outputs(unroller, signature, grads, wrt_args)
+    with _errors_at_user_lines():
+        unroller, value, signature = _unroll(fn, args)
+        _require_scalar(value, signature)
+        output = unroller.refs(value)
+        forward = Tape(list(unroller.ops), output, signature)
+        wrt = {op for op in forward.inputs if op.index in wrt_args and op.differentiable}
+        grads = backward(unroller, value, wrt)
+        gradients = gradient_outputs(unroller, signature, grads, wrt_args)
     tape = optimize(Tape(unroller.ops, (output,) + gradients, signature, len(forward.ops)))
     source, constants = codegen.generate(tape)
     function = loader.load(source, codegen.function_name(tape, "gradient"), constants)
     return _Compiled(function, source, eliminate_dead_code(forward))
+
+
+class _errors_at_user_lines:  # noqa: N801 - used as a `with` statement
+    """Re-raise errors from unrolling at the user's line, without unroller frames.
+
+    A class rather than contextlib.contextmanager: that restores the original
+    traceback when the same exception object is re-raised.
+    """
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, traceback):
+        if not isinstance(error, Exception):
+            return False
+        location = getattr(error, "location", None) or getattr(error, "yota_location", None)
+        if location is None:
+            return False
+        raise _at_line(error.with_traceback(None), location) from None
+
+
+def _at_line(error: Exception, location) -> Exception:
+    """`error` with a traceback whose one frame is the user's source line."""
+    code = compile("\n" * (location.lineno - 1) + "raise __error__", location.filename, "exec")
+    try:
+        exec(code.replace(co_name="<unrolled by yota-src>"), {"__error__": error})
+    except Exception as raised:
+        return error.with_traceback(raised.__traceback__.tb_next)
+    return error  # pragma: no cover - the exec always raises
 
 
 def _require_scalar(value, signature: Signature) -> None:
@@ -278,5 +327,5 @@ def _steps(root, path: tuple) -> tuple:
     return tuple(steps)
 
 
-__all__ = ["grad", "simplegrad", "trace", "update", "check_grad", "GradientResult",
+__all__ = ["grad", "simplegrad", "trace", "update", "check_grad", "diffrule", "GradientResult",
            "GradFunction", "numerical_gradient"]

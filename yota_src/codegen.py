@@ -15,6 +15,7 @@ import builtins
 import keyword
 import math
 import operator
+import sys
 import textwrap
 
 import numpy as np
@@ -369,10 +370,21 @@ class _Writer:
     def function(self, fn) -> ast.expr:
         path = primitives.function_path(fn)
         if path is None:
-            raise CodegenError(f"generated code cannot refer to {fn!r}")
-        if path.startswith("math."):
+            path = self._user_function(fn)
+        elif path.startswith("math."):
             self.imports.add("import math")
         return ast.parse(path, mode="eval").body
+
+    def _user_function(self, fn) -> str:
+        """A user's primitive (one with a diffrule), reached through its module."""
+        module = getattr(fn, "__module__", None)
+        qualname = getattr(fn, "__qualname__", "")
+        if not module or "<" in qualname or module not in sys.modules:
+            raise CodegenError(f"generated code cannot refer to {fn!r}: define it at the top "
+                               "level of an importable module")
+        self.imports.add(f"import {module}")
+        self.taken.add(module.split(".")[0])
+        return f"{module}.{qualname}"
 
     def literal(self, value) -> ast.expr:
         """A static value (or a structure holding ops) as an expression."""

@@ -8,11 +8,15 @@ on the forward values, so a rule is written once, as readable NumPy.
 from __future__ import annotations
 
 import importlib
+import inspect
+import linecache
 from collections.abc import Callable
 
 _templates: dict = {}
 _nondifferentiable: set = set()
 _nodiff_args: dict = {}
+_expressions: dict = {}  # fn -> {param: expression} from ys.diffrule
+_texts: list[str] = []  # sources of expression templates, kept for linecache
 _loaded = False
 
 
@@ -30,6 +34,45 @@ def adjoint(*primitives) -> Callable:
 def nondifferentiable(*functions) -> None:
     """Primitives whose results carry no gradient (comparisons, argmax, ...)."""
     _nondifferentiable.update(functions)
+
+
+def expression_rule(fn: Callable, wrt: str, expr: str) -> Callable:
+    """Register `d<wrt> = expr` for `fn`, in which `y` is the result, `dy` the
+    incoming gradient and `fn`'s parameters are its inputs.
+
+    The expressions given for one function so far are written into one
+    template, compiled from text registered with linecache, so the unroller
+    reads it like any other template.
+    """
+    params = parameter_names(fn)
+    if params is None:
+        raise TypeError(f"{getattr(fn, '__name__', fn)} has no inspectable signature; "
+                        "register a template with @ys.diffrule(fn) instead")
+    if wrt not in params:
+        raise TypeError(f"{fn.__name__} has no parameter {wrt!r} (it has {', '.join(params)})")
+    compile(expr, "<diffrule>", "eval")  # a SyntaxError names the expression now, not later
+    rules = _expressions.setdefault(fn, {})
+    rules[wrt] = expr
+    name = f"{fn.__name__}_rule"
+    body = "".join(f"    d{param} = {text}\n" for param, text in rules.items())
+    text = f"def {name}(dy, y, {', '.join(params)}):\n{body}"
+    filename = f"<yota-src rule {getattr(fn, '__module__', '')}.{fn.__qualname__} {len(_texts)}>"
+    _texts.append(text)
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    namespace = dict(getattr(fn, "__globals__", {}))
+    exec(compile(text, filename, "exec"), namespace)
+    template = namespace[name]
+    _templates[fn] = template
+    return template
+
+
+def parameter_names(fn: Callable) -> list[str] | None:
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    return [p.name for p in signature.parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
 def nodiff(fn: Callable, argname: str) -> None:

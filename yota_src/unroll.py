@@ -11,10 +11,12 @@ the straight-line code refuses inputs that would have gone another way.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import functools
 import inspect
 import operator
 import types
+import warnings
 from dataclasses import replace
 
 import gast
@@ -44,6 +46,7 @@ STRUCTURAL = {gast.Is: operator.is_, gast.IsNot: operator.is_not,
 # Functions from these packages are primitives (recorded), never inlined.
 OPAQUE_PACKAGES = {"numpy", "cupy", "scipy", "math", "builtins", "operator", "functools",
                    "itertools", "jax", "torch"}
+KNOWN_CONTEXTS = (np.errstate, contextlib.nullcontext, warnings.catch_warnings)
 # NumPy functions that write into an argument.
 MUTATING = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis}
 IN_PLACE_METHODS = {"sort", "fill", "put", "itemset", "resize", "partition", "setfield"}
@@ -205,6 +208,13 @@ def inlinable(fn) -> bool:
         return False
     package = (getattr(fn, "__module__", None) or "").split(".")[0]
     return package not in OPAQUE_PACKAGES
+
+
+def _user_kernel(fn) -> bool:
+    """A user's function called from a user's rule (conv_grad_data): recorded as
+    a call, as the rule says, rather than unrolled."""
+    module = getattr(unwrap(fn), "__module__", "") or ""
+    return inlinable(fn) and not module.startswith("yota_src")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -380,7 +390,7 @@ class Unroller:
         handler = _builtin_handler(fn)
         if handler is not None:
             return handler(self, args, kwargs, node, frame)
-        if rules.is_primitive(fn):
+        if rules.is_primitive(fn) or (not self.user_code and _user_kernel(fn)):
             return self.primitive(fn, args, kwargs)
         if inlinable(fn if not isinstance(fn, types.MethodType) else fn.__func__):
             return self.inline_function(fn, args, kwargs, node, frame)
@@ -611,7 +621,14 @@ class Unroller:
             if handler is None:
                 raise self.unsupported(stmt, frame, f"the `{_keyword(stmt)}` statement")
             self._stmt_handlers[type(stmt)] = handler
-        handler(stmt, frame)
+        try:
+            handler(stmt, frame)
+        except (_Return, _Break, _Continue):
+            raise
+        except Exception as error:  # remember the innermost user line, for the traceback
+            if getattr(error, "yota_location", None) is None and self.user_code:
+                error.yota_location = self.loc
+            raise
 
     def exec_Expr(self, stmt, frame):
         self.eval(stmt.value, frame)
@@ -701,6 +718,47 @@ class Unroller:
             if not isinstance(target, gast.Name):
                 raise self.unsupported(target, frame, "`del` of anything but a name")
             frame.locals.pop(target.id, None)
+
+    def exec_With(self, stmt, frame):
+        """Known context managers (np.errstate, ...) wrap the unrolling itself."""
+        managers = []
+        for item in stmt.items:
+            manager = self.eval(item.context_expr, frame)
+            if not isinstance(manager, KNOWN_CONTEXTS):
+                raise UnsupportedSyntaxError(
+                    f"`with` over {type(manager).__name__} is not supported",
+                    self._loc(item.context_expr, frame),
+                    hint="Only np.errstate, contextlib.nullcontext and warnings.catch_warnings "
+                         "run through; move other managers outside the differentiated function.")
+            value = manager.__enter__()
+            managers.append(manager)
+            if item.optional_vars is not None:
+                self.bind(item.optional_vars, value, frame)
+        try:
+            self.exec_block(stmt.body, frame)
+        finally:
+            for manager in reversed(managers):
+                manager.__exit__(None, None, None)
+
+    def exec_Try(self, stmt, frame):
+        """The body runs through; an exception while unrolling it cannot be
+        turned into straight-line code, so it is an error, not a branch."""
+        try:
+            try:
+                self.exec_block(stmt.body, frame)
+            except (_Return, _Break, _Continue, YotaError):
+                raise
+            except Exception as error:
+                if not stmt.handlers:
+                    raise
+                raise UnsupportedSyntaxError(
+                    f"the `try` body raised {type(error).__name__} while unrolling",
+                    self._loc(stmt, frame),
+                    hint="Exception handlers are not unrolled: check the condition with "
+                         "`if` instead of catching the error.") from error
+            self.exec_block(stmt.orelse, frame)
+        finally:
+            self.exec_block(stmt.finalbody, frame)
 
     def exec_Import(self, stmt, frame):
         for alias in stmt.names:
@@ -1055,6 +1113,15 @@ _BUILTINS = {
     max: _extreme(operator.gt), min: _extreme(operator.lt),
     abs: _traced_primitive(abs), pow: _traced_primitive(pow),
 }
+def _refused(fn):
+    def handler(unroller, args, kwargs, node, frame):
+        raise UnsupportedSyntaxError(
+            f"{fn.__name__}() is not supported", unroller._loc(node, frame),
+            hint="Code built or inspected at run time cannot be unrolled: write it out.")
+    return handler
+
+
+_BUILTINS.update({fn: _refused(fn) for fn in (exec, eval, compile, globals, locals, vars)})
 _BUILTINS.update({fn: _iterating(fn) for fn in (
     zip, enumerate, reversed, list, tuple, set, sorted, map, filter, iter, dict)})
 # Shapes and dtypes are static even for traced arrays.

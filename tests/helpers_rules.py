@@ -1,0 +1,32 @@
+"""User functions given their own rules in test_user_rules.py."""
+
+import numpy as np
+
+
+def logistic(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def logistic_loss(x):
+    return np.sum(logistic(x) * 2.0)
+
+
+def conv(A, W, pad=0):
+    return np.convolve(np.pad(A, pad), W, mode="valid")
+
+
+def conv_grad_data(dy, W, pad=0):
+    full = np.convolve(dy, W[::-1], mode="full")
+    return full[pad:len(full) - pad] if pad else full
+
+
+def conv_loss(A, W):
+    return np.sum(conv(A, W, pad=1) ** 2)
+
+
+def soft_clip(x, limit):
+    return np.tanh(x / limit) * limit
+
+
+def soft_clip_loss(x, limit):
+    return np.sum(soft_clip(x, limit))

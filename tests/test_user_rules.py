@@ -1,0 +1,50 @@
+"""ys.diffrule (expression and template forms) and ys.nodiff."""
+
+import helpers_rules as h
+import numpy as np
+
+import yota_src as ys
+
+ys.diffrule(h.logistic, "x", "y * (1 - y) * dy")
+
+
+@ys.diffrule(h.conv)
+def conv_rule(dy, y, A, W, **kw):
+    dA = h.conv_grad_data(dy, W, **kw)  # noqa: F841 - templates assign d<param>
+
+
+ys.diffrule(h.soft_clip, "x", "dy * (1 - (y / limit) ** 2)")
+ys.nodiff(h.soft_clip, "limit")
+
+
+def test_expression_rule_matches_finite_differences(rng):
+    ys.check_grad(h.logistic_loss, rng.standard_normal(5))
+
+
+def test_expression_rule_reuses_the_result():
+    source = ys.simplegrad(h.logistic_loss, np.ones(3)).source
+    assert source.count("helpers_rules.logistic(") == 1
+    assert "import helpers_rules" in source
+    assert "np.exp" not in source
+
+
+def test_rule_takes_precedence_over_inlining():
+    _, tape = ys.trace(h.logistic_loss, np.ones(3))
+    assert "logistic" in str(tape) and "np.exp" not in str(tape)
+
+
+def test_template_rule_forwards_keywords(rng):
+    A, W = rng.standard_normal(6), rng.standard_normal(3)
+    df = ys.simplegrad(h.conv_loss, A, W)
+    assert "helpers_rules.conv(A, W, pad=1)" in df.source
+    assert "helpers_rules.conv_grad_data(" in df.source and "pad=1)" in df.source
+    numeric = ys.api.numerical_gradient(h.conv_loss, (A, W), 0)
+    assert np.allclose(df(A, W)[1], numeric, rtol=1e-5, atol=1e-7)
+
+
+def test_nodiff_stops_the_gradient(rng):
+    x = rng.standard_normal(4)
+    _, g = ys.grad(h.soft_clip_loss, x, 2.0)
+    assert g[1] is None or np.all(g[1] == 0)
+    numeric = ys.api.numerical_gradient(h.soft_clip_loss, (x, 2.0), 0)
+    assert np.allclose(g[0], numeric, rtol=1e-5, atol=1e-7)
