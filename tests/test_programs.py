@@ -3,9 +3,9 @@ finite differences. `python tools/fuzz_programs.py` runs many more."""
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from program_strategy import arguments, load_program, programs
 
 import yota_src as ys
-from program_strategy import arguments, load_program, programs
 
 
 @settings(max_examples=40, deadline=None)
