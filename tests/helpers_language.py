@@ -249,3 +249,22 @@ def reversed_and_isinstance(x, items):
         else:
             total = total + np.sum(value * x[i])
     return total + len(items)
+
+
+def make_with_activation(activation):
+    def loss(x):
+        return np.sum(activation(x) ** 2)
+
+    return loss
+
+
+def apply_twice(fn, x):
+    return fn(fn(x))
+
+
+def lambda_to_helper(x):
+    return np.sum(apply_twice(lambda v: np.sin(v) * 2.0, x))
+
+
+async def asynchronous(x):
+    return x

@@ -241,3 +241,22 @@ def test_dict_arguments_guard_their_keys():
 
 def test_reversed_enumerate_isinstance_len(rng):
     ys.check_grad(reversed_and_isinstance, rng.standard_normal(2), [0.5, rng.standard_normal(3)])
+
+
+def test_closure_over_a_function(x):
+    from helpers_language import make_with_activation
+
+    ys.check_grad(make_with_activation(np.tanh), x)
+
+
+def test_lambda_passed_to_a_helper(x):
+    from helpers_language import lambda_to_helper
+
+    ys.check_grad(lambda_to_helper, x)
+
+
+def test_async_functions_are_refused():
+    from helpers_language import asynchronous
+
+    with pytest.raises(ys.errors.UnsupportedSyntaxError, match="async"):
+        ys.grad(asynchronous, 1.0)

@@ -135,3 +135,33 @@ def test_sequences_of_arrays(make, rng):
     ws = make([rng.standard_normal(3), rng.standard_normal(3)])
     _, g = ys.grad(total, ws, rng.standard_normal(3))
     assert set(g[0]) == {(0,), (1,)}
+
+
+Encoder = namedtuple("Encoder", ["layers", "norm"])
+
+
+class Model:
+    def __init__(self, encoder, head):
+        self.encoder = encoder
+        self.head = head
+
+
+def model_loss(model, x):
+    h = x
+    for layer in model.encoder.layers:
+        h = np.tanh(layer.W @ h + layer.b)
+    h = h * model.encoder.norm["scale"]
+    return np.sum(model.head["W"] @ h)
+
+
+def test_deeply_nested_structs_give_full_paths(rng):
+    layers = [Layer(rng.standard_normal((3, 3)), rng.standard_normal(3)) for _ in range(2)]
+    model = Model(Encoder(layers, {"scale": rng.standard_normal(3)}),
+                  {"W": rng.standard_normal((2, 3))})
+    x = rng.standard_normal(3)
+    ys.check_grad(model_loss, model, x)
+    _, g = ys.grad(model_loss, model, x)
+    assert ("encoder", "layers", 1, "W") in g[0]
+    assert ("encoder", "norm", "scale") in g[0] and ("head", "W") in g[0]
+    new = ys.update(model, g[0], lambda p, gp: p - 0.1 * gp)
+    assert new is model
