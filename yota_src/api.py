@@ -299,10 +299,20 @@ class _errors_at_user_lines:  # noqa: N801 - used as a `with` statement
 
 
 def _at_line(error: Exception, location) -> Exception:
-    """`error` with a traceback whose one frame is the user's source line."""
-    code = compile("\n" * (location.lineno - 1) + "raise __error__", location.filename, "exec")
+    """`error` with a traceback whose one frame is the user's source line.
+
+    The `raise` is compiled at that line, indented like it and exactly as
+    wide (the name is underscores), so the traceback shows the line cleanly.
+    """
+    indent = len(location.line) - len(location.line.lstrip())
+    name = "_" * max(len(location.line.strip()) - len("raise "), 1)
+    if indent and location.lineno >= 2:
+        text = "\n" * (location.lineno - 2) + "if 1:\n" + " " * indent + f"raise {name}"
+    else:
+        text = "\n" * (location.lineno - 1) + f"raise {name}"
+    code = compile(text, location.filename, "exec")
     try:
-        exec(code.replace(co_name="<unrolled by yota-src>"), {"__error__": error})
+        exec(code.replace(co_name="<unrolled by yota-src>"), {name: error})
     except Exception as raised:
         return error.with_traceback(raised.__traceback__.tb_next)
     return error  # pragma: no cover - the exec always raises

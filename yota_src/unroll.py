@@ -865,7 +865,13 @@ class Unroller:
                 kwargs.update(self.eval(keyword.value, frame))
             else:
                 kwargs[keyword.arg] = self.eval(keyword.value, frame)
-        return self.call(fn, tuple(args), kwargs, node, frame)
+        if not self.user_code:
+            return self.call(fn, tuple(args), kwargs, node, frame)
+        saved, self.loc = self.loc, frame.source.location(node)  # errors point at the call
+        try:
+            return self.call(fn, tuple(args), kwargs, node, frame)
+        finally:
+            self.loc = saved
 
     def eval_Lambda(self, node, frame):
         return self.make_function(node, frame, "<lambda>")
