@@ -16,7 +16,7 @@ from .errors import NoDiffRuleError
 from .primitives import display_name
 from .structs import DIFF, user_path
 from .tape import Call, Input, Op, map_refs, operands
-from .unroll import Traced, Unroller, values_of
+from .unroll import Traced, Unroller, traced_in, values_of
 
 
 def active_ops(ops: list[Op], wrt: set[Op]) -> set[Op]:
@@ -67,7 +67,7 @@ def _propagate(unroller: Unroller, op: Call, dy, active: set, grads: dict) -> No
     skip = rules.nodiff_args(op.fn)
 
     def wants(name: str, value) -> bool:
-        return name not in skip and any(t.op in active for t in _traced_leaves(value))
+        return name not in skip and any(t.op in active for t in traced_in(value))
 
     y = traced(op)
     try:
@@ -94,14 +94,6 @@ def _rule_hint(fn) -> str:
     return (f"Add one with ys.diffrule({name}, \"{first}\", \"<expression in "
             f"{', '.join(params)}, y, dy>\"), or ys.nodiff({name}, \"{first}\") if no "
             f"gradient should flow through it.")
-
-
-def _traced_leaves(value):
-    if isinstance(value, Traced):
-        yield value
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _traced_leaves(item)
 
 
 def _accumulate(unroller, op, value, grad, active, grads) -> None:

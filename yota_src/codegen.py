@@ -22,7 +22,7 @@ import numpy as np
 
 from . import primitives
 from .structs import DATA, DIFF, STATIC, path_expression, path_name
-from .tape import Call, Const, Guard, Input, Op, Tape, iter_refs, operands
+from .tape import Call, Const, Guard, Input, Op, Tape, readers
 
 _BINARY = {
     operator.add: ast.Add, operator.sub: ast.Sub, operator.mul: ast.Mult,
@@ -73,7 +73,7 @@ class _Writer:
         self.errors_used: set[str] = set()
         self.constants: list[str] = []  # module-level arrays the function reads
         self.live_constants: dict[str, object] = {}
-        self.users = _users(tape)
+        self.users = readers(tape.ops, tape.output)
         self.backward = set(tape.ops[tape.n_forward:])
         self.in_place = self._in_place_buffers()
         self.output_names = self._output_names()
@@ -434,17 +434,6 @@ class _Writer:
         if isinstance(value, np.floating) and not isinstance(value, np.float64):
             text = f"np.{type(value).__name__}({text})"
         return ast.parse(text, mode="eval").body
-
-
-def _users(tape: Tape) -> dict[Op, list]:
-    """Each op's readers, in order; `None` stands for the return statement."""
-    users: dict[Op, list] = {}
-    for op in tape.ops:
-        for operand in operands(op):
-            users.setdefault(operand, []).append(op)
-    for op in iter_refs(tape.output):
-        users.setdefault(op, []).append(None)
-    return users
 
 
 

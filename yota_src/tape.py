@@ -137,6 +137,17 @@ def operands(op: Op) -> Iterator[Op]:
         yield op.value
 
 
+def readers(ops: list[Op], output) -> dict[Op, list]:
+    """Each op's readers, in order; `None` stands for the output."""
+    users: dict[Op, list] = {}
+    for op in ops:
+        for operand in operands(op):
+            users.setdefault(operand, []).append(op)
+    for op in iter_refs(output):
+        users.setdefault(op, []).append(None)
+    return users
+
+
 # --- the tape -------------------------------------------------------------
 
 class Tape:

@@ -157,21 +157,22 @@ ARRAY_METHODS["flatten"] = np.ravel
 
 # --- helpers on nested values -------------------------------------------------
 
-def _traced_in(structure):
+def traced_in(structure):
+    """The traced values inside a nested structure, in order."""
     if isinstance(structure, Traced):
         yield structure
     elif isinstance(structure, (list, tuple)):
         for item in structure:
-            yield from _traced_in(item)
+            yield from traced_in(item)
     elif isinstance(structure, dict):
         for item in structure.values():
-            yield from _traced_in(item)
+            yield from traced_in(item)
     elif isinstance(structure, slice):
-        yield from _traced_in((structure.start, structure.stop, structure.step))
+        yield from traced_in((structure.start, structure.stop, structure.step))
 
 
 def _has_traced(structure) -> bool:
-    return next(_traced_in(structure), None) is not None
+    return next(traced_in(structure), None) is not None
 
 
 def values_of(structure):
@@ -283,7 +284,7 @@ class Unroller:
     # -- recording --------------------------------------------------------------
 
     def record(self, fn, args: tuple, kwargs: dict, value) -> Traced:
-        depends = any(t.op.depends for t in _traced_in((args, kwargs)))
+        depends = any(t.op.depends for t in traced_in((args, kwargs)))
         op = Call(fn, self.refs(args), self.refs(kwargs), *describe_value(value),
                   self.loc, depends)
         self.ops.append(op)
@@ -568,7 +569,7 @@ class Unroller:
         """`container[index] = value` as a functional index_update."""
         if not primitives.is_basic_index(index):
             positions = values_of(index)
-            if _has_traced(index) and any(t.op.depends for t in _traced_in(index)):
+            if _has_traced(index) and any(t.op.depends for t in traced_in(index)):
                 raise MutationError(
                     "assignment through indices computed from the data",
                     self._loc(node, frame),

@@ -10,17 +10,12 @@ from __future__ import annotations
 import operator
 
 from .. import primitives
-from ..tape import Call, Op, Tape, iter_refs, operands
+from ..tape import Call, Op, Tape, readers
 from .rewrite import rewrite
 
 
 def accumulate_scatters(tape: Tape) -> Tape:
-    uses: dict[Op, int] = {}
-    for op in tape.ops:
-        for operand in operands(op):
-            uses[operand] = uses.get(operand, 0) + 1
-    for op in iter_refs(tape.output):
-        uses[op] = uses.get(op, 0) + 1
+    uses = {op: len(users) for op, users in readers(tape.ops, tape.output).items()}
 
     def scatter_into_zeros(op) -> bool:
         return (isinstance(op, Call) and op.fn is primitives.index_add and uses.get(op) == 1
