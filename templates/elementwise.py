@@ -1,6 +1,7 @@
 """Elementwise functions of one or more arrays (and their `math` twins on floats)."""
 
 import math
+import operator
 
 import numpy as np
 
@@ -8,15 +9,80 @@ from yota_src.rules import adjoint
 
 from .helpers import unbroadcast
 
+# --- exponentials and logarithms ---------------------------------------------
+
 
 @adjoint(np.exp, math.exp)
 def exp(dy, y, x):
     dx = dy * y
 
 
+@adjoint(np.exp2)
+def exp2(dy, y, x):
+    dx = dy * y * np.log(2.0)
+
+
+@adjoint(np.expm1, math.expm1)
+def expm1(dy, y, x):
+    dx = dy * (y + 1.0)
+
+
 @adjoint(np.log, math.log)
 def log(dy, y, x):
     dx = dy / x
+
+
+@adjoint(np.log2, math.log2)
+def log2(dy, y, x):
+    dx = dy / (x * np.log(2.0))
+
+
+@adjoint(np.log10, math.log10)
+def log10(dy, y, x):
+    dx = dy / (x * np.log(10.0))
+
+
+@adjoint(np.log1p, math.log1p)
+def log1p(dy, y, x):
+    dx = dy / (1.0 + x)
+
+
+@adjoint(np.logaddexp)
+def logaddexp(dy, y, a, b):
+    da = unbroadcast(dy * np.exp(a - y), a)
+    db = unbroadcast(dy * np.exp(b - y), b)
+
+
+@adjoint(np.logaddexp2)
+def logaddexp2(dy, y, a, b):
+    da = unbroadcast(dy * np.exp2(a - y), a)
+    db = unbroadcast(dy * np.exp2(b - y), b)
+
+
+# --- powers and roots ----------------------------------------------------------
+
+
+@adjoint(np.sqrt, math.sqrt)
+def sqrt(dy, y, x):
+    dx = dy / (2 * y)
+
+
+@adjoint(np.cbrt)
+def cbrt(dy, y, x):
+    dx = dy / (3 * y * y)
+
+
+@adjoint(np.square)
+def square(dy, y, x):
+    dx = dy * 2 * x
+
+
+@adjoint(np.reciprocal)
+def reciprocal(dy, y, x):
+    dx = -dy * y * y
+
+
+# --- trigonometric, hyperbolic and their inverses ------------------------------
 
 
 @adjoint(np.sin, math.sin)
@@ -29,44 +95,140 @@ def cos(dy, y, x):
     dx = -dy * np.sin(x)
 
 
+@adjoint(np.tan, math.tan)
+def tan(dy, y, x):
+    dx = dy * (1.0 + y * y)
+
+
+@adjoint(np.arcsin, math.asin)
+def arcsin(dy, y, x):
+    dx = dy / np.sqrt(1.0 - x * x)
+
+
+@adjoint(np.arccos, math.acos)
+def arccos(dy, y, x):
+    dx = -dy / np.sqrt(1.0 - x * x)
+
+
+@adjoint(np.arctan, math.atan)
+def arctan(dy, y, x):
+    dx = dy / (1.0 + x * x)
+
+
+@adjoint(np.arctan2, math.atan2)
+def arctan2(dy, y, a, b):
+    da = unbroadcast(dy * b / (a * a + b * b), a)
+    db = unbroadcast(-dy * a / (a * a + b * b), b)
+
+
+@adjoint(np.hypot, math.hypot)
+def hypot(dy, y, a, b):
+    da = unbroadcast(dy * a / y, a)
+    db = unbroadcast(dy * b / y, b)
+
+
+@adjoint(np.sinh, math.sinh)
+def sinh(dy, y, x):
+    dx = dy * np.cosh(x)
+
+
+@adjoint(np.cosh, math.cosh)
+def cosh(dy, y, x):
+    dx = dy * np.sinh(x)
+
+
 @adjoint(np.tanh, math.tanh)
 def tanh(dy, y, x):
     dx = dy * (1 - y * y)
 
 
-@adjoint(np.sqrt, math.sqrt)
-def sqrt(dy, y, x):
-    dx = dy / (2 * y)
+@adjoint(np.arcsinh, math.asinh)
+def arcsinh(dy, y, x):
+    dx = dy / np.sqrt(x * x + 1.0)
 
 
-@adjoint(np.square)
-def square(dy, y, x):
-    dx = dy * 2 * x
+@adjoint(np.arccosh, math.acosh)
+def arccosh(dy, y, x):
+    dx = dy / np.sqrt(x * x - 1.0)
 
 
-@adjoint(np.abs, abs, math.fabs)
+@adjoint(np.arctanh, math.atanh)
+def arctanh(dy, y, x):
+    dx = dy / (1.0 - x * x)
+
+
+@adjoint(np.sinc)
+def sinc(dy, y, x):
+    """d/dx sin(pi x)/(pi x) = (cos(pi x) - sinc(x)) / x, which is 0 at x = 0."""
+    nonzero = np.where(x == 0, 1.0, x)
+    dx = dy * np.where(x == 0, 0.0, (np.cos(np.pi * x) - y) / nonzero)
+
+
+@adjoint(np.deg2rad, np.radians, math.radians)
+def deg2rad(dy, y, x):
+    dx = dy * (np.pi / 180.0)
+
+
+@adjoint(np.rad2deg, np.degrees, math.degrees)
+def rad2deg(dy, y, x):
+    dx = dy * (180.0 / np.pi)
+
+
+# --- signs, extremes and pieces --------------------------------------------------
+
+
+@adjoint(np.abs, abs, math.fabs, np.fabs)
 def absolute(dy, y, x):
     dx = dy * np.sign(x)
 
 
-@adjoint(np.maximum)
+@adjoint(np.maximum, np.fmax)
 def maximum(dy, y, a, b):
     """Ties send half the gradient to each side."""
     da = unbroadcast(dy * np.where(a == b, 0.5, a > b), a)
     db = unbroadcast(dy * np.where(a == b, 0.5, a < b), b)
 
 
-@adjoint(np.minimum)
+@adjoint(np.minimum, np.fmin)
 def minimum(dy, y, a, b):
     """Ties send half the gradient to each side."""
     da = unbroadcast(dy * np.where(a == b, 0.5, a < b), a)
     db = unbroadcast(dy * np.where(a == b, 0.5, a > b), b)
 
 
+@adjoint(np.clip)
+def clip(dy, y, a, a_min=None, a_max=None):
+    """Inside the bounds the gradient goes to `a`, outside to the bound hit."""
+    inside = (a >= a_min if a_min is not None else True) & (a <= a_max if a_max is not None else True)
+    da = unbroadcast(dy * inside, a)
+    da_min = unbroadcast(dy * (a < a_min), a_min)
+    da_max = unbroadcast(dy * (a > a_max), a_max)
+
+
 @adjoint(np.where)
 def where(dout, out, condition, x, y):
     dx = unbroadcast(np.where(condition, dout, 0), x)
     dy = unbroadcast(np.where(condition, 0, dout), y)
+
+
+@adjoint(operator.mod, np.mod, np.remainder)
+def mod(dy, y, a, b):
+    """a % b = a - floor(a / b) * b; defined where a / b is not an integer."""
+    da = unbroadcast(dy, a)
+    db = unbroadcast(-dy * np.floor(a / b), b)
+
+
+@adjoint(np.fmod, math.fmod)
+def fmod(dy, y, a, b):
+    """fmod(a, b) = a - trunc(a / b) * b."""
+    da = unbroadcast(dy, a)
+    db = unbroadcast(-dy * np.trunc(a / b), b)
+
+
+@adjoint(np.nan_to_num)
+def nan_to_num(dy, y, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """Only the finite entries pass their gradient on."""
+    dx = dy * np.isfinite(x)
 
 
 @adjoint(float)

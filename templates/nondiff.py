@@ -21,3 +21,15 @@ nondifferentiable(
     np.zeros, np.ones, np.full, np.empty, np.zeros_like, np.ones_like, np.full_like,
     np.empty_like, np.arange, np.eye, np.identity, np.linspace,
 )
+
+nondifferentiable(
+    np.heaviside, np.searchsorted, np.digitize, np.unique, np.argwhere, np.extract,
+    np.isclose, np.allclose, np.array_equal, np.bincount, np.histogram, np.shape, np.ndim,
+    np.size, np.copysign, np.signbit, np.spacing, np.nextafter, np.iscomplex, np.isreal,
+    np.isneginf, np.isposinf, np.fix, np.tri, np.diag_indices, np.tril_indices,
+    np.triu_indices, np.indices, np.meshgrid, np.logspace, np.geomspace,
+)
+# Random draws: recorded (re-drawn at each call of the generated code), no gradient.
+nondifferentiable(*(getattr(np.random, name) for name in dir(np.random)
+                    if not name.startswith("_") and callable(getattr(np.random, name))
+                    and not isinstance(getattr(np.random, name), type)))

@@ -7,7 +7,8 @@ import numpy as np
 from yota_src import primitives
 from yota_src.rules import adjoint
 
-from .helpers import cast, selects_everything, unbroadcast, zeros_like_input
+from .helpers import (along, cast, diagonal_back, full_index, pieces_of, selects_everything,
+                      split_back, unbroadcast, untile, zeros_like_input)
 
 
 @adjoint(np.reshape)
@@ -48,7 +49,9 @@ def astype(dy, y, a, dtype):
 def getitem(dy, y, a, index):
     """Indexing scatters the gradient back; repeated indices accumulate. An
     index that only adds axes (`b[:, None]`) is a reshape."""
-    if selects_everything(index):
+    if isinstance(a, (tuple, list)):
+        da = [dy if i == index else None for i in range(len(a))]
+    elif selects_everything(index):
         da = np.reshape(dy, np.shape(a))
     else:
         da = primitives.index_add(zeros_like_input(a), index, dy)
@@ -65,3 +68,167 @@ def index_update(dy, y, buffer, index, values):
     """`buffer[index] = values`: the overwritten elements pass no gradient back."""
     dbuffer = primitives.index_update(dy, index, 0.0)
     dvalues = unbroadcast(dy[index], values)
+
+
+@adjoint(np.moveaxis)
+def moveaxis(dy, y, a, source, destination):
+    da = np.moveaxis(dy, destination, source)
+
+
+@adjoint(np.atleast_1d, np.atleast_2d, np.atleast_3d)
+def atleast(dy, y, a):
+    da = np.reshape(dy, np.shape(a))
+
+
+@adjoint(np.broadcast_to)
+def broadcast_to(dy, y, array, shape):
+    darray = unbroadcast(dy, array)
+
+
+@adjoint(np.copy, np.asarray, np.array, np.ascontiguousarray)
+def copy(dy, y, a, dtype=None):
+    """Also `np.array([a, b])` of traced values: each gets its slice back."""
+    da = pieces_of(dy, a)
+
+
+@adjoint(np.concatenate)
+def concatenate(dy, y, arrays, axis=0):
+    darrays = split_back(dy, arrays, axis)
+
+
+@adjoint(np.stack)
+def stack(dy, y, arrays, axis=0):
+    darrays = [np.take(dy, i, axis=axis) for i in range(len(arrays))]
+
+
+@adjoint(np.hstack)
+def hstack(dy, y, tup):
+    dtup = split_back(dy, [np.atleast_1d(t) for t in tup], 0 if np.ndim(y) == 1 else 1, tup)
+
+
+@adjoint(np.vstack, np.row_stack)
+def vstack(dy, y, tup):
+    dtup = split_back(dy, [np.atleast_2d(t) for t in tup], 0, tup)
+
+
+@adjoint(np.dstack)
+def dstack(dy, y, tup):
+    dtup = split_back(dy, [np.atleast_3d(t) for t in tup], 2, tup)
+
+
+@adjoint(np.column_stack)
+def column_stack(dy, y, tup):
+    columns = [np.reshape(t, (-1, 1)) if np.ndim(t) < 2 else t for t in tup]
+    dtup = split_back(dy, columns, 1, tup)
+
+
+@adjoint(np.split, np.array_split)
+def split(dy, y, ary, indices_or_sections, axis=0):
+    """The pieces' gradients joined back; an unused piece contributes zeros."""
+    dary = np.concatenate([g if g is not None else np.zeros(np.shape(piece), np.result_type(piece))
+                           for g, piece in zip(dy, y)], axis=axis)
+
+
+@adjoint(np.tile)
+def tile(dy, y, A, reps):
+    dA = untile(dy, A, reps)
+
+
+@adjoint(np.repeat)
+def repeat(dy, y, a, repeats, axis=None):
+    flat = axis is None
+    positions = np.repeat(np.arange(np.size(a) if flat else np.shape(a)[axis]), repeats)
+    if flat:
+        da = np.reshape(primitives.index_add(np.zeros(np.size(a), np.result_type(a)),
+                                             positions, dy), np.shape(a))
+    else:
+        da = primitives.index_add(zeros_like_input(a), along(axis % np.ndim(a), positions), dy)
+
+
+@adjoint(np.flip)
+def flip(dy, y, m, axis=None):
+    dm = np.flip(dy, axis)
+
+
+@adjoint(np.fliplr)
+def fliplr(dy, y, m):
+    dm = np.fliplr(dy)
+
+
+@adjoint(np.flipud)
+def flipud(dy, y, m):
+    dm = np.flipud(dy)
+
+
+@adjoint(np.rot90)
+def rot90(dy, y, m, k=1, axes=(0, 1)):
+    dm = np.rot90(dy, -k, axes)
+
+
+@adjoint(np.roll)
+def roll(dy, y, a, shift, axis=None):
+    da = np.roll(dy, tuple(-s for s in shift) if isinstance(shift, tuple) else -shift, axis)
+
+
+@adjoint(np.pad)
+def pad(dy, y, array, pad_width, mode="constant", constant_values=0):
+    """Constant padding: the gradient is the middle again."""
+    if mode != "constant":
+        raise NotImplementedError(f"the gradient of np.pad(mode={mode!r}) is not provided")
+    widths = np.broadcast_to(np.asarray(pad_width), (np.ndim(array), 2)).tolist()
+    darray = dy[tuple(slice(before, n + before) for (before, _), n in
+                      zip(widths, np.shape(array)))]
+
+
+@adjoint(np.triu)
+def triu(dy, y, m, k=0):
+    dm = np.triu(dy, k)
+
+
+@adjoint(np.tril)
+def tril(dy, y, m, k=0):
+    dm = np.tril(dy, k)
+
+
+@adjoint(np.diag)
+def diag(dy, y, v, k=0):
+    """A vector becomes a matrix's diagonal and back."""
+    if np.ndim(v) == 1:
+        dv = np.diag(dy, k)
+    else:
+        dv = diagonal_back(dy, v, k, 0, 1)
+
+
+@adjoint(np.diagonal)
+def diagonal(dy, y, a, offset=0, axis1=0, axis2=1):
+    da = diagonal_back(dy, a, offset, axis1, axis2)
+
+
+@adjoint(np.trace)
+def trace(dy, y, a, offset=0, axis1=0, axis2=1):
+    da = diagonal_back(np.expand_dims(dy, -1) * np.ones(np.shape(np.diagonal(
+        a, offset, axis1, axis2))), a, offset, axis1, axis2)
+
+
+@adjoint(np.take)
+def take(dy, y, a, indices, axis=None):
+    if axis is None:
+        da = np.reshape(primitives.index_add(np.zeros(np.size(a), np.result_type(a)),
+                                             indices, dy), np.shape(a))
+    else:
+        da = primitives.index_add(zeros_like_input(a), along(axis % np.ndim(a), indices), dy)
+
+
+@adjoint(np.take_along_axis)
+def take_along_axis(dy, y, arr, indices, axis):
+    darr = primitives.index_add(zeros_like_input(arr), full_index(indices, axis), dy)
+
+
+@adjoint(np.sort)
+def sort(dy, y, a, axis=-1, kind=None, order=None):
+    """Sorting permutes: the gradient goes back through the inverse permutation."""
+    if axis is None:
+        da = np.reshape(np.take_along_axis(dy, np.argsort(np.argsort(np.ravel(a))), 0),
+                        np.shape(a))
+    else:
+        da = np.take_along_axis(dy, np.argsort(np.argsort(a, axis=axis), axis=axis), axis)

@@ -105,6 +105,11 @@ def _accumulate(unroller, op, value, grad, active, grads) -> None:
         return
     if not isinstance(value, Traced) or value.op not in active:
         return
+    if value.op.shape is None:  # a tuple-valued op: its gradient is a list, None where unused
+        previous = grads.get(value.op) or [None] * len(grad)
+        grads[value.op] = [g if p is None else p if g is None else
+                           unroller.binary(operator.add, p, g) for p, g in zip(previous, grad)]
+        return
     if np.shape(values_of(grad)) != value.op.shape:
         raise RuntimeError(
             f"the rule for {display_name(op.fn)} gave a gradient of shape "

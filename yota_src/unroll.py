@@ -47,6 +47,8 @@ STRUCTURAL = {gast.Is: operator.is_, gast.IsNot: operator.is_not,
 OPAQUE_PACKAGES = {"numpy", "cupy", "scipy", "math", "builtins", "operator", "functools",
                    "itertools", "jax", "torch"}
 KNOWN_CONTEXTS = (np.errstate, contextlib.nullcontext, warnings.catch_warnings)
+# Primitives whose result's shape depends on the values, not just the shapes.
+DATA_SHAPED = {np.unique, np.nonzero, np.flatnonzero, np.argwhere, np.extract}
 # NumPy functions that write into an argument.
 MUTATING = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis}
 IN_PLACE_METHODS = {"sort", "fill", "put", "itemset", "resize", "partition", "setfield"}
@@ -193,9 +195,13 @@ def values_of(structure):
 
 
 def describe_value(value) -> tuple:
-    """(shape, dtype) of a primitive's result; (None, None) for containers."""
+    """(shape, dtype) of a primitive's result; a tuple of arrays (np.split,
+    np.linalg.qr) has no shape, and the dtype its elements share."""
     if isinstance(value, (tuple, list)):
-        return None, None
+        try:
+            return None, np.result_type(*value) if value else None
+        except (TypeError, ValueError):
+            return None, None
     try:
         return np.shape(value), np.result_type(value)
     except (TypeError, ValueError):
@@ -362,16 +368,19 @@ class Unroller:
         except Exception as error:
             _add_note(error, self.loc)
             raise
-        return self.record(fn, args, kwargs, value)
+        result = self.record(fn, args, kwargs, value)
+        if fn in DATA_SHAPED and result.op.depends:  # the shape is data: guard it
+            self.concretize(result, np.shape, None, None, text=f"{primitives.display_name(fn)}(...)")
+        return result
 
-    def concretize(self, value, convert, node, frame):
+    def concretize(self, value, convert, node, frame, text=None):
         """A static Python value from a possibly traced one, guarded if it came
         from the data (a branch test, an int loop count, a data-dependent shape)."""
         if not isinstance(value, Traced):
             return convert(value)
         result = convert(value.value)
         if value.op.depends:
-            self.ops.append(Guard(value.op, result, convert, _text(node),
+            self.ops.append(Guard(value.op, result, convert, text or _text(node),
                                   self._loc(node, frame)))
         return result
 
