@@ -199,7 +199,9 @@ def minimum(dy, y, a, b):
 @adjoint(np.clip)
 def clip(dy, y, a, a_min=None, a_max=None):
     """Inside the bounds the gradient goes to `a`, outside to the bound hit."""
-    inside = (a >= a_min if a_min is not None else True) & (a <= a_max if a_max is not None else True)
+    above = a >= a_min if a_min is not None else True
+    below = a <= a_max if a_max is not None else True
+    inside = above & below
     da = unbroadcast(dy * inside, a)
     da_min = unbroadcast(dy * (a < a_min), a_min)
     da_max = unbroadcast(dy * (a > a_max), a_max)

@@ -7,6 +7,8 @@ or nothing when the shapes already match.
 
 import numpy as np
 
+from yota_src import primitives
+
 
 def axes_argument(axes):
     """An `axis=` argument as a reader would write it: `1` rather than `(1,)`."""

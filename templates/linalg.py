@@ -6,8 +6,18 @@ import numpy as np
 
 from yota_src.rules import adjoint
 
-from .helpers import (einsum_operand_gradient, kron_left, kron_right, matmul_left, matmul_right,
-                      swap_last, tensordot_axes, tensordot_left, tensordot_right, unbroadcast)
+from .helpers import (
+    einsum_operand_gradient,
+    kron_left,
+    kron_right,
+    matmul_left,
+    matmul_right,
+    swap_last,
+    tensordot_axes,
+    tensordot_left,
+    tensordot_right,
+    unbroadcast,
+)
 
 
 @adjoint(operator.matmul, np.matmul)
@@ -40,8 +50,9 @@ def vdot(dy, y, a, b):
 @adjoint(np.inner)
 def inner(dy, y, a, b):
     """inner(a, b) is tensordot over the last axes."""
-    da = tensordot_left(dy, a, b, [-1], [-1]) if np.ndim(a) and np.ndim(b) else unbroadcast(dy * b, a)
-    db = tensordot_right(dy, a, b, [-1], [-1]) if np.ndim(a) and np.ndim(b) else unbroadcast(dy * a, b)
+    scalar = np.ndim(a) == 0 or np.ndim(b) == 0
+    da = unbroadcast(dy * b, a) if scalar else tensordot_left(dy, a, b, [-1], [-1])
+    db = unbroadcast(dy * a, b) if scalar else tensordot_right(dy, a, b, [-1], [-1])
 
 
 @adjoint(np.tensordot)

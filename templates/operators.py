@@ -34,7 +34,7 @@ def truediv(dy, y, a, b):
     db = -unbroadcast(dy * y / b, b)
 
 
-@adjoint(operator.pow, np.power, pow, math.pow)
+@adjoint(operator.pow, np.power, np.float_power, pow, math.pow)
 def power(dy, y, a, b):
     da = unbroadcast(dy * b * a ** (b - 1), a)
     db = unbroadcast(dy * y * np.log(a), b)

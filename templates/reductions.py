@@ -4,8 +4,7 @@ import numpy as np
 
 from yota_src.rules import adjoint
 
-from .helpers import (aligned_weights, expand, product_of_others, reverse_cumsum, spread,
-                      unbroadcast)
+from .helpers import aligned_weights, expand, product_of_others, reverse_cumsum, spread, unbroadcast
 
 
 @adjoint(np.sum)

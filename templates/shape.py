@@ -7,8 +7,18 @@ import numpy as np
 from yota_src import primitives
 from yota_src.rules import adjoint
 
-from .helpers import (along, cast, diagonal_back, full_index, pieces_of, selects_everything,
-                      split_back, unbroadcast, untile, zeros_like_input)
+from .helpers import (
+    along,
+    cast,
+    diagonal_back,
+    full_index,
+    pieces_of,
+    selects_everything,
+    split_back,
+    unbroadcast,
+    untile,
+    zeros_like_input,
+)
 
 
 @adjoint(np.reshape)

@@ -370,7 +370,8 @@ class Unroller:
             raise
         result = self.record(fn, args, kwargs, value)
         if fn in DATA_SHAPED and result.op.depends:  # the shape is data: guard it
-            self.concretize(result, np.shape, None, None, text=f"{primitives.display_name(fn)}(...)")
+            text = f"{primitives.display_name(fn)}(...)"
+            self.concretize(result, np.shape, None, None, text=text)
         return result
 
     def concretize(self, value, convert, node, frame, text=None):

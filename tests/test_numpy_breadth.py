@@ -1,0 +1,329 @@
+"""NumPy breadth: each rule against central finite differences, on several
+shapes (0-d, broadcasting, axis tuples, keepdims) -- issue 4's families."""
+
+import numpy as np
+import pytest
+
+import yota_src as ys
+
+
+def apply(fn, kwargs, w, *arrays):
+    return np.sum(fn(*arrays, **kwargs) * w)
+
+
+def check(fn, *arrays, rtol=1e-5, atol=1e-7, **kwargs):
+    """fn's keywords reach it as constants (a closure), as in user code."""
+    w = np.random.default_rng(7).uniform(-1.0, 1.0, np.shape(fn(*arrays, **kwargs)))
+
+    def weighted(w, *arrays):
+        return np.sum(fn(*arrays, **kwargs) * w)
+
+    ys.check_grad(weighted, w, *arrays, rtol=rtol, atol=atol)
+
+
+def uniform(shape, low=-1.0, high=1.0, seed=0):
+    return np.random.default_rng(seed).uniform(low, high, shape)
+
+
+# --- elementwise ----------------------------------------------------------------
+
+UNARY = [
+    (np.tan, -1.0, 1.0), (np.arcsin, -0.9, 0.9), (np.arccos, -0.9, 0.9), (np.arctan, -2, 2),
+    (np.sinh, -1, 1), (np.cosh, -1, 1), (np.arcsinh, -2, 2), (np.arccosh, 1.5, 3),
+    (np.arctanh, -0.9, 0.9), (np.exp2, -1, 1), (np.expm1, -1, 1), (np.log2, 0.5, 2),
+    (np.log10, 0.5, 2), (np.log1p, -0.5, 2), (np.cbrt, 0.5, 2), (np.reciprocal, 0.5, 2),
+    (np.fabs, -1, 1), (np.sinc, -1.5, 1.5), (np.deg2rad, -90, 90), (np.rad2deg, -1, 1),
+    (np.radians, -90, 90), (np.degrees, -1, 1), (np.nan_to_num, -1, 1),
+]
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (), (5,)], ids=str)
+@pytest.mark.parametrize("fn, low, high", UNARY, ids=[f.__name__ for f, _, _ in UNARY])
+def test_unary(fn, low, high, shape):
+    check(fn, uniform(shape, low, high))
+
+
+BINARY = [
+    (np.arctan2, (-1, 1), (0.5, 1.5)), (np.hypot, (-1, 1), (0.5, 1.5)),
+    (np.logaddexp, (-1, 1), (-1, 1)), (np.logaddexp2, (-1, 1), (-1, 1)),
+    (np.fmax, (-1, 1), (-1, 1)), (np.fmin, (-1, 1), (-1, 1)),
+    (np.float_power, (0.5, 2), (-1, 2)), (np.true_divide, (-1, 1), (0.5, 2)),
+    (np.mod, (0.1, 0.9), (1.0, 1.5)), (np.remainder, (1.1, 1.9), (1.0, 1.05)),
+    (np.fmod, (-0.9, -0.1), (1.0, 1.5)),
+]
+
+
+@pytest.mark.parametrize("shapes", [((3, 4), (4,)), ((3, 1), (1, 4)), ((), (3,))], ids=str)
+@pytest.mark.parametrize("fn, a_range, b_range", BINARY, ids=[f.__name__ for f, _, _ in BINARY])
+def test_binary(fn, a_range, b_range, shapes):
+    check(fn, uniform(shapes[0], *a_range), uniform(shapes[1], *b_range, seed=1))
+
+
+def test_clip_with_static_and_traced_bounds():
+    x = uniform((4, 5), -2, 2)
+    check(np.clip, x, -0.5, 0.5)
+    check(np.clip, x, uniform((5,), -1.0, -0.2, 1), uniform((4, 1), 0.2, 1.0, 2))
+
+
+# --- reductions -------------------------------------------------------------------
+
+AXES = [None, 0, -1, (0, 2)]
+
+
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("axis", AXES, ids=str)
+@pytest.mark.parametrize("fn", [np.prod, np.var, np.std, np.ptp], ids=lambda f: f.__name__)
+def test_reductions(fn, axis, keepdims):
+    check(fn, uniform((2, 3, 4), 0.5, 1.5), axis=axis, keepdims=keepdims)
+
+
+def test_prod_with_zeros_is_exact():
+    x = np.array([[0.0, 2.0, 3.0], [0.0, 0.0, 4.0]])
+    check(np.prod, x, axis=1)
+    check(np.prod, x)
+    _, g = ys.grad(apply, np.prod, {}, 1.0, x)
+    assert g[3][0, 0] == 0.0 and g[3][0, 1] == 0.0
+
+
+@pytest.mark.parametrize("ddof", [0, 1])
+def test_var_std_with_ddof(ddof):
+    check(np.var, uniform((4, 3)), axis=0, ddof=ddof)
+    check(np.std, uniform((4, 3)), ddof=ddof)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1])
+@pytest.mark.parametrize("fn", [np.cumsum, np.cumprod], ids=lambda f: f.__name__)
+def test_cumulative(fn, axis):
+    check(fn, uniform((3, 4), 0.5, 1.5), axis=axis)
+
+
+@pytest.mark.parametrize("ord, axis", [(None, None), (1, None), (2, None), (np.inf, None),
+                                       (-np.inf, None), (3, None), (None, 1), (1, 0),
+                                       (np.inf, 1), ("fro", None), (None, (0, 1))], ids=str)
+def test_norms(ord, axis):
+    x = uniform((3, 4), -2, 2) if axis is not None or ord == "fro" else uniform((5,), -2, 2)
+    check(np.linalg.norm, x, ord=ord, axis=axis)
+
+
+def test_matrix_norm_of_unsupported_order_says_so():
+    with pytest.raises(ys.errors.NoDiffRuleError, match="ord=2"):
+        ys.grad(apply, np.linalg.norm, {"ord": 2}, 1.0, uniform((3, 3)))
+
+
+def test_average():
+    x = uniform((3, 4))
+    check(np.average, x)
+    check(np.average, x, axis=1)
+    check(np.average, x, weights=uniform((3, 4), 0.5, 1.0, 3))
+    check(np.average, x, 1, uniform((4,), 0.5, 1.0, 4))
+    check(np.average, x, axis=0, weights=uniform((3,), 0.5, 1.0, 5))
+
+
+def logsumexp(x):
+    m = np.max(x, axis=-1, keepdims=True)
+    return np.sum(m[..., 0] + np.log(np.sum(np.exp(x - m), axis=-1)))
+
+
+def test_user_written_logsumexp():
+    ys.check_grad(logsumexp, uniform((3, 5), -3, 3))
+
+
+# --- shape and indexing -------------------------------------------------------------
+
+SHAPE_CASES = [
+    (np.moveaxis, [(2, 3, 4)], {"source": 0, "destination": -1}),
+    (np.moveaxis, [(2, 3, 4)], {"source": (0, 1), "destination": (2, 0)}),
+    (np.atleast_1d, [()], {}), (np.atleast_2d, [(3,)], {}), (np.atleast_3d, [(3, 2)], {}),
+    (np.broadcast_to, [(3, 1)], {"shape": (2, 3, 4)}),
+    (np.flip, [(3, 4)], {}), (np.flip, [(3, 4)], {"axis": 1}), (np.fliplr, [(3, 4)], {}),
+    (np.flipud, [(3, 4)], {}), (np.rot90, [(3, 4)], {}), (np.rot90, [(3, 4, 2)], {"k": 2}),
+    (np.roll, [(5,)], {"shift": 2}), (np.roll, [(3, 4)], {"shift": (1, -1), "axis": (0, 1)}),
+    (np.roll, [(3, 4)], {"shift": 5}),
+    (np.pad, [(3, 4)], {"pad_width": 1}), (np.pad, [(3, 4)], {"pad_width": ((1, 0), (2, 3))}),
+    (np.triu, [(4, 4)], {}), (np.tril, [(4, 5)], {"k": -1}),
+    (np.diag, [(4,)], {}), (np.diag, [(4,)], {"k": 1}), (np.diag, [(3, 4)], {}),
+    (np.diag, [(4, 3)], {"k": -1}), (np.diagonal, [(3, 4)], {"offset": 1}),
+    (np.diagonal, [(2, 3, 4)], {"axis1": 1, "axis2": 2}), (np.trace, [(4, 4)], {}),
+    (np.trace, [(3, 4)], {"offset": 1}),
+    (np.tile, [(3,)], {"reps": 2}), (np.tile, [(2, 3)], {"reps": (2, 1, 2)}),
+    (np.repeat, [(3,)], {"repeats": 2}), (np.repeat, [(2, 3)], {"repeats": 2, "axis": 1}),
+    (np.repeat, [(2, 3)], {"repeats": [1, 0, 3], "axis": 1}),
+    (np.sort, [(3, 5)], {}), (np.sort, [(3, 5)], {"axis": 0}), (np.sort, [(3, 5)], {"axis": None}),
+    (np.swapaxes, [(2, 3, 4)], {"axis1": 0, "axis2": 2}),
+    (np.squeeze, [(3, 1, 2)], {"axis": 1}), (np.expand_dims, [(3, 2)], {"axis": (0, 2)}),
+]
+
+
+@pytest.mark.parametrize("fn, shapes, kwargs", SHAPE_CASES,
+                         ids=[f"{f.__name__}-{s}-{k}" for f, s, k in SHAPE_CASES])
+def test_shape_functions(fn, shapes, kwargs):
+    check(fn, *(uniform(shape, seed=i) for i, shape in enumerate(shapes)), **kwargs)
+
+
+def joins(a, b, c):
+    return (np.sum(np.concatenate([a, b], axis=0) ** 2) + np.sum(np.stack([a, b], axis=-1) * 3.0)
+            + np.sum(np.hstack([a, b]) ** 3) + np.sum(np.vstack([a[0], b[1]]) * 2.0)
+            + np.sum(np.dstack([a, b]) ** 2) + np.sum(np.column_stack([c, a[:, 0]]) ** 2)
+            + np.sum(np.hstack([c, c]) * 1.5) + np.sum(np.stack([a[0, 0], b[1, 1], c[0]]) ** 2))
+
+
+def test_concatenate_stack_and_friends():
+    ys.check_grad(joins, uniform((2, 3)), uniform((2, 3), seed=1), uniform((2,), seed=2))
+
+
+def splits(x):
+    first, second, third = np.split(x, 3, axis=1)
+    pieces = np.array_split(x, [1], axis=0)
+    return np.sum(first * 2.0) + np.sum(third ** 2) + np.sum(pieces[1] ** 3)
+
+
+def test_split_with_unused_pieces():
+    ys.check_grad(splits, uniform((3, 6)))
+
+
+def takes(x, rows, order):
+    return (np.sum(np.take(x, rows, axis=0) ** 2) + np.sum(np.take(x, [0, 5, 5]) * 2.0)
+            + np.sum(np.take_along_axis(x, order, axis=1) ** 3))
+
+
+def test_take_and_take_along_axis_with_repeats():
+    x = uniform((3, 4))
+    ys.check_grad(takes, x, np.array([2, 0, 2]), np.array([[0, 0, 3], [1, 2, 1], [3, 3, 3]]))
+
+
+def builds_arrays(a, b):
+    m = np.array([[a[0], b], [a[1] * 2.0, a[0] * b]])
+    v = np.asarray([b, b * 2.0, a[1]])
+    return np.sum(m ** 2) + np.sum(v * np.arange(3.0))
+
+
+def test_array_construction_from_traced_values():
+    ys.check_grad(builds_arrays, uniform((2,)), 0.7)
+
+
+def casts(x):
+    return np.sum(x.astype(np.float32).astype(np.float64) ** 2)
+
+
+def test_float32_gradients_stay_float32():
+    x32 = uniform((3, 4)).astype(np.float32)
+    for fn in (np.tanh, np.exp, np.sort, np.cumsum):
+        _, g = ys.grad(apply, fn, {}, np.float32(1.0), x32)
+        assert g[3].dtype == np.float32, fn.__name__
+    _, g = ys.grad(casts, uniform((3,)))
+    assert g[0].dtype == np.float64
+
+
+# --- linear algebra ----------------------------------------------------------------
+
+EINSUMS = [("ij,jk->ik", [(2, 3), (3, 4)]), ("ij->", [(2, 3)]), ("ij->j", [(2, 3)]),
+           ("...ij,...jk->...ik", [(5, 2, 3), (5, 3, 4)]), ("i,i->", [(4,), (4,)]),
+           ("ij,ij->ij", [(2, 3), (2, 3)]), ("ij,jk", [(2, 3), (3, 4)]),
+           ("bij,jk->bk", [(2, 3, 4), (4, 5)]), ("i,j->ij", [(3,), (2,)]),
+           ("...i,...i->...", [(2, 3, 4), (3, 4)]), ("ijk->kj", [(2, 3, 4)])]
+
+
+@pytest.mark.parametrize("subscripts, shapes", EINSUMS, ids=[s for s, _ in EINSUMS])
+def test_einsum(subscripts, shapes):
+    arrays = [uniform(shape, seed=i) for i, shape in enumerate(shapes)]
+    w = uniform(np.shape(np.einsum(subscripts, *arrays)), seed=9)
+
+    def contract(w, *arrays):
+        return np.sum(np.einsum(subscripts, *arrays) * w)
+
+    ys.check_grad(contract, w, *arrays)
+
+
+PRODUCTS = [(np.vdot, [(2, 3), (3, 2)], {}), (np.inner, [(4,), (4,)], {}),
+            (np.inner, [(2, 4), (3, 4)], {}), (np.tensordot, [(2, 3, 4), (3, 4, 5)], {}),
+            (np.tensordot, [(2, 3), (3, 2)], {"axes": ([1, 0], [0, 1])}),
+            (np.tensordot, [(2, 3), (3, 4)], {"axes": 1}),
+            (np.kron, [(2, 3), (3, 2)], {}), (np.kron, [(3,), (2,)], {}),
+            (np.kron, [(2, 2), (3,)], {})]
+
+
+@pytest.mark.parametrize("fn, shapes, kwargs", PRODUCTS,
+                         ids=[f"{f.__name__}-{s}" for f, s, _ in PRODUCTS])
+def test_products(fn, shapes, kwargs):
+    check(fn, *(uniform(shape, seed=i) for i, shape in enumerate(shapes)), **kwargs)
+
+
+def well_conditioned(shape, seed=0):
+    a = uniform(shape, seed=seed)
+    return a + 3.0 * np.eye(shape[-1])
+
+
+@pytest.mark.parametrize("fn", [np.linalg.inv, np.linalg.det], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("shape", [(3, 3), (2, 3, 3)], ids=str)
+def test_inverse_and_determinant(fn, shape):
+    check(fn, well_conditioned(shape))
+
+
+def log_abs_det(a):
+    sign, logabsdet = np.linalg.slogdet(a)
+    return np.sum(logabsdet * 2.0)
+
+
+def test_slogdet():
+    ys.check_grad(log_abs_det, well_conditioned((3, 3)))
+    ys.check_grad(log_abs_det, well_conditioned((2, 3, 3)))
+
+
+@pytest.mark.parametrize("b_shape", [(3,), (3, 2)], ids=str)
+def test_solve(b_shape):
+    check(np.linalg.solve, well_conditioned((3, 3)), uniform(b_shape, seed=3))
+
+
+def cholesky_of(b, w):
+    return np.sum(np.linalg.cholesky(b @ b.T + 3.0 * np.eye(3)) * w)
+
+
+def eigh_of(b, w, v_weight):
+    values, vectors = np.linalg.eigh(b + b.T + np.diag([0.0, 3.0, 7.0]))
+    return np.sum(values * w) + np.sum(np.abs(vectors) * v_weight)
+
+
+def qr_of(a, wq, wr):
+    q, r = np.linalg.qr(a)
+    return np.sum(q * wq) + np.sum(r * wr)
+
+
+def test_cholesky():
+    ys.check_grad(cholesky_of, uniform((3, 3)), uniform((3, 3), seed=1))
+
+
+def test_eigh():
+    ys.check_grad(eigh_of, uniform((3, 3)), uniform((3,), seed=1), uniform((3, 3), seed=2))
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 3)], ids=str)
+def test_qr(shape):
+    ys.check_grad(qr_of, well_conditioned(shape) if shape[0] == shape[1] else uniform(shape),
+                  uniform(shape, seed=1), uniform((shape[1], shape[1]), seed=2))
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4)], ids=str)
+def test_pinv(shape):
+    check(np.linalg.pinv, uniform(shape))
+
+
+# --- the registry -------------------------------------------------------------
+
+def test_non_differentiable_functions_pass_no_gradient():
+    def uses(x):
+        return np.sum(x * np.sign(x) + np.floor(x) + np.round(x) + np.heaviside(x, 0.5)
+                      + np.argmax(x) + np.zeros_like(x) + np.isfinite(x) + np.random.normal(size=3))
+
+    x = uniform((3,), 0.1, 0.9)
+    _, g = ys.grad(uses, x)
+    assert np.allclose(g[0], np.sign(x))
+
+
+def test_data_shaped_results_are_guarded():
+    def distinct(x):
+        return np.sum(np.unique(np.round(x)) ** 2)
+
+    df = ys.simplegrad(distinct, np.array([0.1, 1.1, 1.2]))
+    df(np.array([0.2, 1.3, 1.4]))
+    with pytest.raises(ys.errors.ControlFlowChanged):
+        df(np.array([0.2, 1.3, 2.4]))
