@@ -1,6 +1,7 @@
 """Primitives that are recorded (their values are needed) but carry no gradient."""
 
 import operator
+import types
 
 import numpy as np
 
@@ -30,6 +31,8 @@ nondifferentiable(
     np.triu_indices, np.indices, np.meshgrid, np.logspace, np.geomspace,
 )
 # Random draws: recorded (re-drawn at each call of the generated code), no gradient.
+_DRAWS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 nondifferentiable(*(getattr(np.random, name) for name in dir(np.random)
-                    if not name.startswith("_") and callable(getattr(np.random, name))
-                    and not isinstance(getattr(np.random, name), type)))
+                    if not name.startswith("_") and (
+                        isinstance(getattr(np.random, name), _DRAWS)
+                        or type(getattr(np.random, name)).__name__ == "cython_function_or_method")))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import warnings
 
 import numpy as np
 
@@ -85,9 +86,11 @@ def function_path(fn) -> str | None:
     owner = getattr(fn, "__self__", None)
     if isinstance(owner, np.ufunc):
         return f"np.{owner.__name__}.{name}"
-    for prefix, module in _MODULES:
-        if getattr(module, name, None) is fn:
-            return f"{prefix}.{name}"
+    with warnings.catch_warnings():  # np.bytes and friends warn when looked up
+        warnings.simplefilter("ignore")
+        for prefix, module in _MODULES:
+            if getattr(module, name, None) is fn:
+                return f"{prefix}.{name}"
     if getattr(builtins, name, None) is fn:
         return name
     return None

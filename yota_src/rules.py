@@ -111,3 +111,10 @@ def is_primitive(fn) -> bool:
 
 def nodiff_args(fn) -> set:
     return _lookup(_nodiff_args, fn) or set()
+
+
+def registered() -> tuple[dict, set]:
+    """The whole registry (primitive -> template, non-differentiable set), for
+    the catalogue in docs/rules.md."""
+    _load()
+    return dict(_templates), set(_nondifferentiable)

@@ -1,0 +1,23 @@
+"""docs/rules.md is generated from the registry and must stay in sync."""
+
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def test_rule_catalogue_is_in_sync():
+    result = subprocess.run([sys.executable, str(ROOT / "tools" / "make_rules_doc.py"), "--check"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_catalogue_counts_match_the_registry():
+    sys.path.insert(0, str(ROOT / "tools"))
+    from make_rules_doc import builtin_rules
+
+    templates, nondifferentiable = builtin_rules()
+    text = (ROOT / "docs" / "rules.md").read_text()
+    assert f"**{len(templates)} primitives have gradient rules; {len(nondifferentiable)}" in text
+    assert len(templates) > 115

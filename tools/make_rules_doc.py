@@ -1,0 +1,88 @@
+"""Write docs/rules.md, the catalogue of primitives, from the registry.
+
+    python tools/make_rules_doc.py           # rewrite docs/rules.md
+    python tools/make_rules_doc.py --check   # exit 1 if docs/rules.md is stale
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import inspect
+import pathlib
+import sys
+import textwrap
+
+from yota_src import rules
+from yota_src.primitives import OPERATOR_SYMBOLS, display_name
+
+PATH = pathlib.Path(__file__).resolve().parents[1] / "docs" / "rules.md"
+
+
+def primitive_name(fn) -> str:
+    if fn in OPERATOR_SYMBOLS or getattr(fn, "__module__", None) == "_operator":
+        symbol = OPERATOR_SYMBOLS.get(fn)
+        return f"`operator.{fn.__name__}`" + (f" (`{symbol}`)" if symbol else "")
+    return f"`{display_name(fn)}`"
+
+
+def differentiable_arguments(template) -> list[str]:
+    """The parameters whose `d<param>` the template assigns."""
+    params = list(inspect.signature(template).parameters)[2:]
+    tree = ast.parse(textwrap.dedent(inspect.getsource(template)))
+    assigned = {node.id for node in ast.walk(tree)
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    return [p for p in params if f"d{p}" in assigned]
+
+
+def builtin_rules() -> tuple[dict, set]:
+    """yota-src's own rules, without any a user registered in this process."""
+    templates, nondifferentiable = rules.registered()
+    return ({fn: t for fn, t in templates.items()
+             if t.__module__.startswith("yota_src.templates")}, nondifferentiable)
+
+
+def render() -> str:
+    templates, nondifferentiable = builtin_rules()
+    families: dict[str, list] = {}
+    for fn, template in templates.items():
+        family = template.__module__.rsplit(".", 1)[-1]
+        note = (inspect.getdoc(template) or "").split("\n\n")[0].replace("\n", " ")
+        families.setdefault(family, []).append(
+            (primitive_name(fn), ", ".join(differentiable_arguments(template)), note))
+    lines = ["# Rule catalogue", "",
+             "Generated from the registry by `python tools/make_rules_doc.py`; a test checks",
+             "that it is in sync. Each rule is a template in `templates/<family>.py`.", "",
+             f"**{len(templates)} primitives have gradient rules; {len(nondifferentiable)} are "
+             "recorded without a gradient.**", ""]
+    for family in sorted(families):
+        lines += [f"## {family}", "", "| primitive | differentiable arguments | notes |",
+                  "|---|---|---|"]
+        for name, arguments, note in sorted(families[family]):
+            lines.append(f"| {name} | {arguments} | {note} |")
+        lines.append("")
+    names = sorted(primitive_name(fn) for fn in nondifferentiable)
+    lines += ["## Non-differentiable", "",
+              "Recorded (their values are needed at run time) but passing no gradient: "
+              "piecewise-constant functions, comparisons and logic, positions, constructors "
+              "and random draws (`templates/nondiff.py`). Integer and boolean results never "
+              "carry a gradient either.", "", ", ".join(names), ""]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if the file is stale")
+    options = parser.parse_args()
+    text = render()
+    if options.check:
+        if not PATH.exists() or PATH.read_text() != text:
+            print(f"{PATH} is stale: run python tools/make_rules_doc.py", file=sys.stderr)
+            return 1
+        return 0
+    PATH.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
