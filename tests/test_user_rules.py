@@ -2,6 +2,7 @@
 
 import helpers_rules as h
 import numpy as np
+import pytest
 
 import yota_src as ys
 
@@ -11,6 +12,9 @@ ys.diffrule(h.logistic, "x", "y * (1 - y) * dy")
 @ys.diffrule(h.conv)
 def conv_rule(dy, y, A, W, **kw):
     dA = h.conv_grad_data(dy, W, **kw)  # noqa: F841 - templates assign d<param>
+
+
+ys.nodiff(h.conv, "W")
 
 
 ys.diffrule(h.soft_clip, "x", "dy * (1 - (y / limit) ** 2)")
@@ -48,3 +52,22 @@ def test_nodiff_stops_the_gradient(rng):
     assert g[1] is None or np.all(g[1] == 0)
     numeric = ys.api.numerical_gradient(h.soft_clip_loss, (x, 2.0), 0)
     assert np.allclose(g[0], numeric, rtol=1e-5, atol=1e-7)
+
+
+def partial_rule(x, scale):
+    return np.sum(x * scale)
+
+
+def partial_loss(x, scale):
+    return partial_rule(x, scale) * 2.0
+
+
+@ys.diffrule(partial_rule)
+def partial_rule_template(dy, y, x, scale):
+    dx = dy * scale  # noqa: F841 - templates assign d<param>
+
+
+def test_a_rule_missing_an_input_gradient_is_an_error_not_a_zero():
+    expected = "gives no gradient for its argument 'scale'"
+    with pytest.raises(ys.errors.NoDiffRuleError, match=expected):
+        ys.grad(partial_loss, np.ones(3), np.ones(3))

@@ -75,9 +75,16 @@ def _propagate(unroller: Unroller, op: Call, dy, active: set, grads: dict) -> No
     except (TypeError, NotImplementedError) as error:
         raise NoDiffRuleError(f"the rule for {display_name(op.fn)} does not apply here: {error}",
                               op.loc) from None
+    for name, _, grad in pairs:
+        if grad is None:  # a rule that skips an input would give a silently wrong zero
+            raise NoDiffRuleError(
+                f"the rule for {display_name(op.fn)} gives no gradient for its argument "
+                f"{name!r}", op.loc,
+                hint=f"Assign d{name} in the rule, or declare ys.nodiff({display_name(op.fn)}, "
+                     f"\"{name}\") if no gradient should flow into it.")
     saved, unroller.loc = unroller.loc, op.loc
     try:
-        for value, grad in pairs:
+        for _, value, grad in pairs:
             _accumulate(unroller, op, value, grad, active, grads)
     finally:
         unroller.loc = saved

@@ -260,7 +260,7 @@ class Unroller:
 
     def run_template(self, template, dy, y, args: tuple, kwargs: dict, wants,
                      loc: Location | None) -> list[tuple]:
-        """Run an adjoint template; return (input value, its gradient) pairs.
+        """Run an adjoint template; return (parameter, input value, gradient) triples.
 
         `wants(param, value)` says which inputs need a gradient. Top-level
         assignments of the other `d<param>` are skipped, so a rule never
@@ -285,7 +285,7 @@ class Unroller:
                     self.exec(stmt, frame)
         finally:
             self.loc, self.user_code = saved
-        return [(bound.arguments[name], frame.locals.get(f"d{name}")) for name in needed]
+        return [(name, bound.arguments[name], frame.locals.get(f"d{name}")) for name in needed]
 
     # -- recording --------------------------------------------------------------
 
