@@ -1,7 +1,6 @@
 """Primitives that are recorded (their values are needed) but carry no gradient."""
 
 import operator
-import types
 
 import numpy as np
 
@@ -31,8 +30,14 @@ nondifferentiable(
     np.triu_indices, np.indices, np.meshgrid, np.logspace, np.geomspace,
 )
 # Random draws: recorded (re-drawn at each call of the generated code), no gradient.
-_DRAWS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType)
-nondifferentiable(*(getattr(np.random, name) for name in dir(np.random)
-                    if not name.startswith("_") and (
-                        isinstance(getattr(np.random, name), _DRAWS)
-                        or type(getattr(np.random, name)).__name__ == "cython_function_or_method")))
+# Listed by name, so the registry is the same for every NumPy version.
+RANDOM_DRAWS = (
+    "beta", "binomial", "chisquare", "choice", "dirichlet", "exponential", "f", "gamma",
+    "geometric", "gumbel", "hypergeometric", "laplace", "logistic", "lognormal", "logseries",
+    "multinomial", "multivariate_normal", "negative_binomial", "noncentral_chisquare",
+    "noncentral_f", "normal", "pareto", "permutation", "poisson", "power", "rand", "randint",
+    "randn", "random", "random_integers", "random_sample", "ranf", "rayleigh", "sample",
+    "shuffle", "standard_cauchy", "standard_exponential", "standard_gamma", "standard_normal",
+    "standard_t", "triangular", "uniform", "vonmises", "wald", "weibull", "zipf",
+)
+nondifferentiable(*(getattr(np.random, name) for name in RANDOM_DRAWS))

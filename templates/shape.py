@@ -116,7 +116,7 @@ def hstack(dy, y, tup):
     dtup = split_back(dy, [np.atleast_1d(t) for t in tup], 0 if np.ndim(y) == 1 else 1, tup)
 
 
-@adjoint(np.vstack, np.row_stack)
+@adjoint(np.vstack)
 def vstack(dy, y, tup):
     dtup = split_back(dy, [np.atleast_2d(t) for t in tup], 0, tup)
 
