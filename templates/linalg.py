@@ -6,7 +6,7 @@ import numpy as np
 
 from yota_src.rules import adjoint
 
-from .helpers import (
+from .contractions import (
     einsum_operand_gradient,
     kron_left,
     kron_right,
@@ -16,8 +16,8 @@ from .helpers import (
     tensordot_axes,
     tensordot_left,
     tensordot_right,
-    unbroadcast,
 )
+from .helpers import unbroadcast
 
 
 @adjoint(operator.matmul, np.matmul)

@@ -16,7 +16,8 @@ from .errors import NoDiffRuleError
 from .primitives import display_name
 from .structs import DIFF, user_path
 from .tape import Call, Input, Op, map_refs, operands
-from .unroll import Traced, Unroller, traced_in, values_of
+from .traced import Traced, traced_in, values_of
+from .unroll import Unroller
 
 
 def active_ops(ops: list[Op], wrt: set[Op]) -> set[Op]:

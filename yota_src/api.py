@@ -34,7 +34,8 @@ from .structs import (
     user_path,
 )
 from .tape import Tape
-from .unroll import Traced, Unroller, inlinable, values_of
+from .traced import Traced, values_of
+from .unroll import Unroller, inlinable
 
 
 class GradientResult(Sequence):

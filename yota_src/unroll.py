@@ -10,6 +10,7 @@ the straight-line code refuses inputs that would have gone another way.
 
 from __future__ import annotations
 
+import ast
 import builtins
 import contextlib
 import functools
@@ -23,10 +24,12 @@ import gast
 import numpy as np
 
 from . import primitives, rules
+from .builtin_calls import builtin_handler
 from .errors import Location, MutationError, UnsupportedSyntaxError, YotaError
 from .source import FunctionSource, closure_values, function_source, unwrap
 from .structs import is_array
-from .tape import Call, Const, Guard, Input, Op, map_refs
+from .tape import Call, Const, Guard, Input, Op
+from .traced import Traced, describe_value, has_traced, traced_in, values_of
 
 BINARY = {
     gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
@@ -54,19 +57,6 @@ MUTATING = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_al
 IN_PLACE_METHODS = {"sort", "fill", "put", "itemset", "resize", "partition", "setfield"}
 MAX_DEPTH = 60
 MAX_LOOP = 1_000_000
-
-
-class Traced:
-    """A value the result depends on: its op on the tape and its example value."""
-
-    __slots__ = ("op", "value")
-
-    def __init__(self, op: Op, value):
-        self.op = op
-        self.value = value
-
-    def __repr__(self) -> str:
-        return f"Traced({self.op.describe_type()})"
 
 
 # --- control flow signals ---------------------------------------------------
@@ -140,14 +130,6 @@ class ArrayMethod:
         self.name = name
 
 
-def _reshape(x, *shape, **kw):
-    return np.reshape(x, shape[0] if len(shape) == 1 else shape, **kw)
-
-
-def _transpose(x, *axes):
-    return np.transpose(x, axes[0] if len(axes) == 1 else (axes or None))
-
-
 ARRAY_METHODS = {
     name: getattr(np, name) for name in (
         "sum", "mean", "max", "min", "prod", "std", "var", "argmax", "argmin", "cumsum",
@@ -155,57 +137,6 @@ ARRAY_METHODS = {
         "trace", "diagonal", "all", "any", "argsort", "conj", "copy", "nonzero")
 }
 ARRAY_METHODS["flatten"] = np.ravel
-
-
-# --- helpers on nested values -------------------------------------------------
-
-def traced_in(structure):
-    """The traced values inside a nested structure, in order."""
-    if isinstance(structure, Traced):
-        yield structure
-    elif isinstance(structure, (list, tuple)):
-        for item in structure:
-            yield from traced_in(item)
-    elif isinstance(structure, dict):
-        for item in structure.values():
-            yield from traced_in(item)
-    elif isinstance(structure, slice):
-        yield from traced_in((structure.start, structure.stop, structure.step))
-
-
-def _has_traced(structure) -> bool:
-    return next(traced_in(structure), None) is not None
-
-
-def values_of(structure):
-    """The example values inside a nested structure of traced values."""
-    if isinstance(structure, Traced):
-        return structure.value
-    if isinstance(structure, tuple):
-        items = (values_of(item) for item in structure)
-        return type(structure)._make(items) if hasattr(structure, "_fields") else tuple(items)
-    if isinstance(structure, list):
-        return [values_of(item) for item in structure]
-    if isinstance(structure, dict) and type(structure) is dict:
-        return {key: values_of(item) for key, item in structure.items()}
-    if isinstance(structure, slice):
-        return slice(values_of(structure.start), values_of(structure.stop),
-                     values_of(structure.step))
-    return structure
-
-
-def describe_value(value) -> tuple:
-    """(shape, dtype) of a primitive's result; a tuple of arrays (np.split,
-    np.linalg.qr) has no shape, and the dtype its elements share."""
-    if isinstance(value, (tuple, list)):
-        try:
-            return None, np.result_type(*value) if value else None
-        except (TypeError, ValueError):
-            return None, None
-    try:
-        return np.shape(value), np.result_type(value)
-    except (TypeError, ValueError):
-        return None, None
 
 
 def inlinable(fn) -> bool:
@@ -311,7 +242,7 @@ class Unroller:
         one `Traced` all names share. Arguments, views and viewed arrays are
         refused, because the change would escape where the tape cannot follow.
         """
-        where = self._loc(node, frame)
+        where = self.location_of(node, frame)
         if isinstance(target.op, Input):
             raise MutationError(
                 "in-place change of an argument", where,
@@ -358,7 +289,7 @@ class Unroller:
             raise MutationError(f"{primitives.display_name(fn)} writes into an existing array"
                                 + (" (out=)" if kwargs.get("out") is not None else ""), self.loc,
                                 hint="Use the result instead: `y = np.add(x, z)`.")
-        if not _has_traced((args, kwargs)):
+        if not has_traced((args, kwargs)):
             value = fn(*args, **kwargs)
             if is_array(value) and value.ndim > 0:
                 return self.record(fn, args, kwargs, value)
@@ -382,7 +313,7 @@ class Unroller:
         result = convert(value.value)
         if value.op.depends:
             self.ops.append(Guard(value.op, result, convert, text or _text(node),
-                                  self._loc(node, frame)))
+                                  self.location_of(node, frame)))
         return result
 
     def truth(self, value, node, frame) -> bool:
@@ -398,7 +329,7 @@ class Unroller:
             return self.array_method(fn, args, kwargs, node, frame)
         if isinstance(fn, functools.partial):
             return self.call(fn.func, fn.args + args, {**fn.keywords, **kwargs}, node, frame)
-        handler = _builtin_handler(fn)
+        handler = builtin_handler(fn)
         if handler is not None:
             return handler(self, args, kwargs, node, frame)
         if rules.is_primitive(fn) or (not self.user_code and _user_kernel(fn)):
@@ -425,7 +356,7 @@ class Unroller:
         try:
             bound = signature.bind(*args, **kwargs)
         except TypeError as error:
-            where = self._loc(node, frame).short if node else "the top level"
+            where = self.location_of(node, frame).short if node else "the top level"
             raise TypeError(f"{error} (in a call at {where})") from None
         bound.apply_defaults()
         if self.user_code:  # a value passed in unnamed takes the name the callee gives it
@@ -435,7 +366,7 @@ class Unroller:
         if self.depth >= MAX_DEPTH:
             raise UnsupportedSyntaxError(
                 f"calls nest deeper than {MAX_DEPTH} levels while unrolling",
-                self._loc(node, frame) if node else None,
+                self.location_of(node, frame) if node else None,
                 hint="Recursion must reach a static base case; yota-src unrolls it completely.")
         saved_loc, self.depth = self.loc, self.depth + 1
         try:
@@ -460,7 +391,7 @@ class Unroller:
             self.inline(source, _signature(init), (obj,) + tuple(args), kwargs, None,
                         closure_values(init), init.__globals__, node, frame)
             return obj
-        if _has_traced((args, kwargs)) and cls.__module__.split(".")[0] in OPAQUE_PACKAGES \
+        if has_traced((args, kwargs)) and cls.__module__.split(".")[0] in OPAQUE_PACKAGES \
                 and cls.__module__ != "builtins":  # np.float32(x) is a primitive; zip(...) is not
             return self.primitive(cls, args, kwargs)
         return cls(*args, **kwargs)
@@ -483,11 +414,12 @@ class Unroller:
         if name in ARRAY_METHODS:
             return self.primitive(ARRAY_METHODS[name], (x,) + tuple(args), kwargs)
         if name in IN_PLACE_METHODS:
-            raise MutationError(f"x.{name}() changes the array in place", self._loc(node, frame),
+            raise MutationError(f"x.{name}() changes the array in place",
+                                self.location_of(node, frame),
                                 hint=f"Use the function that returns a new array, "
                                      f"e.g. np.{name}(x).")
         raise UnsupportedSyntaxError(
-            f"the array method .{name}() is not supported", self._loc(node, frame),
+            f"the array method .{name}() is not supported", self.location_of(node, frame),
             hint=f"Call the NumPy function instead, e.g. np.{name}(x, ...).")
 
     # -- attribute and item access ----------------------------------------------
@@ -517,7 +449,7 @@ class Unroller:
         if callable(getattr(value, name, None)):
             return ArrayMethod(x, name)
         raise UnsupportedSyntaxError(f"the attribute .{name} of a traced value is not supported",
-                                     self._loc(node, frame))
+                                     self.location_of(node, frame))
 
     def subscript(self, obj, index, node, frame):
         if isinstance(obj, Traced):
@@ -527,7 +459,7 @@ class Unroller:
             if _is_mask_index(index) and result.op.depends:
                 self.concretize(result, np.shape, node, frame)  # the count is data
             return result
-        if _has_traced(index):
+        if has_traced(index):
             if is_array(obj):
                 return self.primitive(operator.getitem, (obj, index), {})
             index = self.concretize(index, operator.index, node, frame)
@@ -538,7 +470,8 @@ class Unroller:
             count = len(value.value) if isinstance(value.value, (tuple, list)) else (
                 np.shape(value.value)[0] if np.ndim(value.value) else None)
             if count is None:
-                raise TypeError(f"iteration over a 0-d value at {self._loc(node, frame).short}")
+                where = self.location_of(node, frame).short
+                raise TypeError(f"iteration over a 0-d value at {where}")
             return [self.subscript(value, i, node, frame) for i in range(count)]
         return list(value)
 
@@ -562,7 +495,7 @@ class Unroller:
                     self.name(container, target.value.id)
             elif is_array(container):
                 raise MutationError("in-place change of an array the function did not create",
-                                    self._loc(target, frame),
+                                    self.location_of(target, frame),
                                     hint="Copy it into a local array first.")
             else:
                 container[self.concretize(index, lambda v: v, target.slice, frame)] = value
@@ -570,7 +503,7 @@ class Unroller:
             obj = self.eval(target.value, frame)
             if isinstance(obj, Traced):
                 raise MutationError("assignment to an attribute of an array",
-                                    self._loc(target, frame))
+                                    self.location_of(target, frame))
             setattr(obj, target.attr, value)
         else:
             raise self.unsupported(target, frame, "this assignment target")
@@ -579,17 +512,17 @@ class Unroller:
         """`container[index] = value` as a functional index_update."""
         if not primitives.is_basic_index(index):
             positions = values_of(index)
-            if _has_traced(index) and any(t.op.depends for t in traced_in(index)):
+            if has_traced(index) and any(t.op.depends for t in traced_in(index)):
                 raise MutationError(
                     "assignment through indices computed from the data",
-                    self._loc(node, frame),
+                    self.location_of(node, frame),
                     hint="Repeated indices would make the last write win; use "
                          "np.where(mask, new, x), or build the array with np.add.at.")
             flat = np.ravel_multi_index(positions, container.value.shape) if isinstance(
                 positions, tuple) else np.asarray(positions).ravel()
             if np.asarray(positions).dtype != np.bool_ and len(np.unique(flat)) != np.size(flat):
                 raise MutationError("assignment with repeated indices",
-                                    self._loc(node, frame),
+                                    self.location_of(node, frame),
                                     hint="Only the last write would count; make the indices "
                                          "unique or accumulate with np.add.at.")
         new = self.primitive(primitives.index_update, (container, index, value), {})
@@ -608,12 +541,13 @@ class Unroller:
             i = starred[0]
             after = len(targets) - i - 1
             if len(items) < len(targets) - 1:
-                raise ValueError(f"not enough values to unpack at {self._loc(node, frame).short}")
+                where = self.location_of(node, frame).short
+                raise ValueError(f"not enough values to unpack at {where}")
             items = items[:i] + [items[i:len(items) - after]] + items[len(items) - after:]
             targets = targets[:i] + [targets[i].value] + targets[i + 1:]
         if len(items) != len(targets):
             raise ValueError(f"cannot unpack {len(items)} values into {len(targets)} names "
-                             f"at {self._loc(node, frame).short}")
+                             f"at {self.location_of(node, frame).short}")
         for target, item in zip(targets, items):
             self.bind(target, item, frame)
 
@@ -698,7 +632,7 @@ class Unroller:
             count += 1
             if count > MAX_LOOP:
                 raise UnsupportedSyntaxError(f"the loop ran more than {MAX_LOOP} times",
-                                             self._loc(stmt, frame))
+                                             self.location_of(stmt, frame))
             try:
                 self.exec_block(stmt.body, frame)
             except _Break:
@@ -719,7 +653,7 @@ class Unroller:
     def exec_Assert(self, stmt, frame):
         if not self.truth(self.eval(stmt.test, frame), stmt.test, frame):
             message = self.eval(stmt.msg, frame) if stmt.msg is not None else _text(stmt.test)
-            raise AssertionError(f"{message} ({self._loc(stmt, frame).short})")
+            raise AssertionError(f"{message} ({self.location_of(stmt, frame).short})")
 
     def exec_Raise(self, stmt, frame):
         raise self.eval(stmt.exc, frame)
@@ -738,7 +672,7 @@ class Unroller:
             if not isinstance(manager, KNOWN_CONTEXTS):
                 raise UnsupportedSyntaxError(
                     f"`with` over {type(manager).__name__} is not supported",
-                    self._loc(item.context_expr, frame),
+                    self.location_of(item.context_expr, frame),
                     hint="Only np.errstate, contextlib.nullcontext and warnings.catch_warnings "
                          "run through; move other managers outside the differentiated function.")
             value = manager.__enter__()
@@ -764,7 +698,7 @@ class Unroller:
                     raise
                 raise UnsupportedSyntaxError(
                     f"the `try` body raised {type(error).__name__} while unrolling",
-                    self._loc(stmt, frame),
+                    self.location_of(stmt, frame),
                     hint="Exception handlers are not unrolled: check the condition with "
                          "`if` instead of catching the error.") from error
             self.exec_block(stmt.orelse, frame)
@@ -802,7 +736,7 @@ class Unroller:
         try:
             value = frame.lookup(node.id)
         except NameError as error:
-            raise NameError(f"{error} ({self._loc(node, frame).short})") from None
+            raise NameError(f"{error} ({self.location_of(node, frame).short})") from None
         if is_array(value) and self.user_code:
             self.array_names.setdefault(id(value), node.id)
         return value
@@ -983,13 +917,13 @@ class Unroller:
 
     # -- errors ---------------------------------------------------------------
 
-    def _loc(self, node, frame) -> Location | None:
+    def location_of(self, node, frame) -> Location | None:
         if node is None or frame is None:
             return self.loc
         return frame.source.location(node) if self.user_code else self.loc
 
     def unsupported(self, node, frame, what: str) -> UnsupportedSyntaxError:
-        return UnsupportedSyntaxError(f"{what} is not supported", self._loc(node, frame),
+        return UnsupportedSyntaxError(f"{what} is not supported", self.location_of(node, frame),
                                       hint=_REWRITES.get(type(node), ""))
 
 
@@ -1014,15 +948,11 @@ def _is_mask_index(index) -> bool:
 
 
 def _text(node) -> str:
+    """The source text of an expression, for messages."""
     try:
-        return gast.unparse(node) if hasattr(gast, "unparse") else _unparse(node)
+        return ast.unparse(gast.gast_to_ast(node))
     except Exception:  # pragma: no cover - text is only for messages
         return "<expression>"
-
-
-def _unparse(node) -> str:
-    import ast
-    return ast.unparse(gast.gast_to_ast(node))
 
 
 def _keyword(stmt) -> str:
@@ -1035,122 +965,3 @@ def _keyword(stmt) -> str:
 def _add_note(error: Exception, loc: Location | None) -> None:
     if loc is not None and hasattr(error, "add_note"):
         error.add_note(f"while unrolling {loc.filename}:{loc.lineno}: {loc.line.strip()}")
-
-
-# --- builtins -----------------------------------------------------------------
-
-def _len(unroller, args, kwargs, node, frame):
-    (value,) = args
-    if isinstance(value, Traced):
-        return len(value.value)
-    return len(value)
-
-
-def _range(unroller, args, kwargs, node, frame):
-    return range(*(unroller.concretize(a, operator.index, node, frame) for a in args))
-
-
-def _int(unroller, args, kwargs, node, frame):
-    return unroller.concretize(args[0], int, node, frame) if args else 0
-
-
-def _bool(unroller, args, kwargs, node, frame):
-    return unroller.truth(args[0], node, frame) if args else False
-
-
-def _isinstance(unroller, args, kwargs, node, frame):
-    value, cls = args
-    return isinstance(value.value if isinstance(value, Traced) else value, cls)
-
-
-def _sum(unroller, args, kwargs, node, frame):
-    items = unroller.iterate(args[0], node, frame)
-    start = args[1] if len(args) > 1 else kwargs.get("start", 0)
-    if not items:
-        return start
-    total = items[0] if (isinstance(start, (int, float)) and start == 0) else \
-        unroller.binary(operator.add, start, items[0])
-    for item in items[1:]:
-        total = unroller.binary(operator.add, total, item)
-    return total
-
-
-def _extreme(pick):
-    """max()/min(): Python's pairwise comparisons, each guarded when traced."""
-    def handler(unroller, args, kwargs, node, frame):
-        if kwargs or not _has_traced(args):
-            return (max if pick is operator.gt else min)(*args, **kwargs)
-        items = list(args) if len(args) > 1 else unroller.iterate(args[0], node, frame)
-        best = items[0]
-        for item in items[1:]:
-            if unroller.truth(unroller.binary(pick, item, best), node, frame):
-                best = item
-        return best
-    return handler
-
-
-def _getattr(unroller, args, kwargs, node, frame):
-    try:
-        return unroller.attribute(args[0], args[1], node, frame)
-    except AttributeError:
-        if len(args) > 2:
-            return args[2]
-        raise
-
-
-def _print(unroller, args, kwargs, node, frame):
-    return None  # printing happens at trace time only; generated code has no prints
-
-
-def _traced_primitive(fn):
-    def handler(unroller, args, kwargs, node, frame):
-        if _has_traced((args, kwargs)):
-            return unroller.primitive(fn, args, kwargs)
-        return fn(*args, **kwargs)
-    return handler
-
-
-def _iterating(fn):
-    """Builtins that iterate their arguments: traced arrays iterate by rows."""
-    def handler(unroller, args, kwargs, node, frame):
-        args = [unroller.iterate(a, node, frame) if isinstance(a, Traced) else a for a in args]
-        return fn(*args, **kwargs)
-    return handler
-
-
-def _static_info(fn):
-    def handler(unroller, args, kwargs, node, frame):
-        return fn(*values_of(args), **values_of(kwargs))
-    return handler
-
-
-_BUILTINS = {
-    len: _len, range: _range, int: _int, bool: _bool, isinstance: _isinstance, sum: _sum,
-    getattr: _getattr, print: _print, float: _traced_primitive(float),
-    max: _extreme(operator.gt), min: _extreme(operator.lt),
-    abs: _traced_primitive(abs), pow: _traced_primitive(pow),
-}
-def _refused(fn):
-    def handler(unroller, args, kwargs, node, frame):
-        raise UnsupportedSyntaxError(
-            f"{fn.__name__}() is not supported", unroller._loc(node, frame),
-            hint="Code built or inspected at run time cannot be unrolled: write it out.")
-    return handler
-
-
-_BUILTINS.update({fn: _refused(fn) for fn in (exec, eval, compile, globals, locals, vars)})
-_BUILTINS.update({fn: _iterating(fn) for fn in (
-    zip, enumerate, reversed, list, tuple, set, sorted, map, filter, iter, dict)})
-# Shapes and dtypes are static even for traced arrays.
-_BUILTINS.update({fn: _static_info(fn) for fn in (
-    np.shape, np.ndim, np.size, np.result_type, np.isscalar, np.iscomplexobj, np.isrealobj)})
-
-
-def _builtin_handler(fn):
-    try:
-        return _BUILTINS.get(fn)
-    except TypeError:
-        return None
-
-
-__all__ = ["Unroller", "Traced", "values_of", "map_refs"]

@@ -1,0 +1,129 @@
+"""How Python's builtins behave on traced values while unrolling.
+
+Each handler takes (unroller, args, kwargs, node, frame). Builtins not listed
+here run natively on static values; those that would need to look inside a
+traced value are listed, so none ever sees a `Traced` object.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .errors import UnsupportedSyntaxError
+from .traced import Traced, has_traced, values_of
+
+
+def _len(unroller, args, kwargs, node, frame):
+    (value,) = args
+    if isinstance(value, Traced):
+        return len(value.value)
+    return len(value)
+
+
+def _range(unroller, args, kwargs, node, frame):
+    return range(*(unroller.concretize(a, operator.index, node, frame) for a in args))
+
+
+def _int(unroller, args, kwargs, node, frame):
+    return unroller.concretize(args[0], int, node, frame) if args else 0
+
+
+def _bool(unroller, args, kwargs, node, frame):
+    return unroller.truth(args[0], node, frame) if args else False
+
+
+def _isinstance(unroller, args, kwargs, node, frame):
+    value, cls = args
+    return isinstance(value.value if isinstance(value, Traced) else value, cls)
+
+
+def _sum(unroller, args, kwargs, node, frame):
+    items = unroller.iterate(args[0], node, frame)
+    start = args[1] if len(args) > 1 else kwargs.get("start", 0)
+    if not items:
+        return start
+    total = items[0] if (isinstance(start, (int, float)) and start == 0) else \
+        unroller.binary(operator.add, start, items[0])
+    for item in items[1:]:
+        total = unroller.binary(operator.add, total, item)
+    return total
+
+
+def _extreme(pick):
+    """max()/min(): Python's pairwise comparisons, each guarded when traced."""
+    def handler(unroller, args, kwargs, node, frame):
+        if kwargs or not has_traced(args):
+            return (max if pick is operator.gt else min)(*args, **kwargs)
+        items = list(args) if len(args) > 1 else unroller.iterate(args[0], node, frame)
+        best = items[0]
+        for item in items[1:]:
+            if unroller.truth(unroller.binary(pick, item, best), node, frame):
+                best = item
+        return best
+    return handler
+
+
+def _getattr(unroller, args, kwargs, node, frame):
+    try:
+        return unroller.attribute(args[0], args[1], node, frame)
+    except AttributeError:
+        if len(args) > 2:
+            return args[2]
+        raise
+
+
+def _print(unroller, args, kwargs, node, frame):
+    return None  # printing happens at trace time only; generated code has no prints
+
+
+def _traced_primitive(fn):
+    def handler(unroller, args, kwargs, node, frame):
+        if has_traced((args, kwargs)):
+            return unroller.primitive(fn, args, kwargs)
+        return fn(*args, **kwargs)
+    return handler
+
+
+def _iterating(fn):
+    """Builtins that iterate their arguments: traced arrays iterate by rows."""
+    def handler(unroller, args, kwargs, node, frame):
+        args = [unroller.iterate(a, node, frame) if isinstance(a, Traced) else a for a in args]
+        return fn(*args, **kwargs)
+    return handler
+
+
+def _static_info(fn):
+    def handler(unroller, args, kwargs, node, frame):
+        return fn(*values_of(args), **values_of(kwargs))
+    return handler
+
+
+_BUILTINS = {
+    len: _len, range: _range, int: _int, bool: _bool, isinstance: _isinstance, sum: _sum,
+    getattr: _getattr, print: _print, float: _traced_primitive(float),
+    max: _extreme(operator.gt), min: _extreme(operator.lt),
+    abs: _traced_primitive(abs), pow: _traced_primitive(pow),
+}
+def _refused(fn):
+    def handler(unroller, args, kwargs, node, frame):
+        raise UnsupportedSyntaxError(
+            f"{fn.__name__}() is not supported", unroller.location_of(node, frame),
+            hint="Code built or inspected at run time cannot be unrolled: write it out.")
+    return handler
+
+
+_BUILTINS.update({fn: _refused(fn) for fn in (exec, eval, compile, globals, locals, vars)})
+_BUILTINS.update({fn: _iterating(fn) for fn in (
+    zip, enumerate, reversed, list, tuple, set, sorted, map, filter, iter, dict)})
+# Shapes and dtypes are static even for traced arrays.
+_BUILTINS.update({fn: _static_info(fn) for fn in (
+    np.shape, np.ndim, np.size, np.result_type, np.isscalar, np.iscomplexobj, np.isrealobj)})
+
+
+def builtin_handler(fn):
+    try:
+        return _BUILTINS.get(fn)
+    except TypeError:
+        return None
