@@ -114,18 +114,23 @@ def map_refs(structure, fn: Callable[[Op], Any]):
     return structure
 
 
-def iter_refs(structure) -> Iterator[Op]:
-    """The ops inside a nested argument structure, in order."""
-    if isinstance(structure, Op):
+def leaves_of(structure, kind: type) -> Iterator:
+    """The values of type `kind` inside nested tuples, lists, dicts and slices."""
+    if isinstance(structure, kind):
         yield structure
     elif isinstance(structure, (tuple, list)):
         for item in structure:
-            yield from iter_refs(item)
+            yield from leaves_of(item, kind)
     elif isinstance(structure, dict):
         for item in structure.values():
-            yield from iter_refs(item)
+            yield from leaves_of(item, kind)
     elif isinstance(structure, slice):
-        yield from iter_refs((structure.start, structure.stop, structure.step))
+        yield from leaves_of((structure.start, structure.stop, structure.step), kind)
+
+
+def iter_refs(structure) -> Iterator[Op]:
+    """The ops inside a nested argument structure, in order."""
+    return leaves_of(structure, Op)
 
 
 def operands(op: Op) -> Iterator[Op]:

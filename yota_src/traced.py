@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tape import Op
+from .tape import Op, leaves_of
 
 
 class Traced:
@@ -25,16 +25,7 @@ class Traced:
 
 def traced_in(structure):
     """The traced values inside a nested structure, in order."""
-    if isinstance(structure, Traced):
-        yield structure
-    elif isinstance(structure, (list, tuple)):
-        for item in structure:
-            yield from traced_in(item)
-    elif isinstance(structure, dict):
-        for item in structure.values():
-            yield from traced_in(item)
-    elif isinstance(structure, slice):
-        yield from traced_in((structure.start, structure.stop, structure.step))
+    return leaves_of(structure, Traced)
 
 
 def has_traced(structure) -> bool:
