@@ -85,3 +85,21 @@ def store_with_static_indices(x):
 def attribute_of_argument(model, x):
     model.W += x
     return np.sum(model.W)
+
+
+def store_mixed_index(x):
+    y = x * 1.0
+    y[:, [2, 0]] = x[:, :2] * 3.0
+    return np.sum(y ** 2)
+
+
+def store_mixed_repeated(x):
+    y = x * 1.0
+    y[:, [0, 0]] = 5.0
+    return np.sum(y)
+
+
+def store_through_mask(x):
+    y = x * 1.0
+    y[np.array([True, False, True])] = 0.5
+    return np.sum(y ** 2)

@@ -31,6 +31,8 @@ def test_augmented_assignment_of_floats_rebinds(rng):
 
 def test_stores_through_static_unique_indices(rng):
     ys.check_grad(m.store_with_static_indices, rng.standard_normal(3))
+    ys.check_grad(m.store_mixed_index, rng.standard_normal((2, 3)))
+    ys.check_grad(m.store_through_mask, rng.standard_normal((3, 2)))
 
 
 @pytest.mark.parametrize("fn, message", [
@@ -41,6 +43,7 @@ def test_stores_through_static_unique_indices(rng):
     (m.sort_in_place, r"x.sort\(\) changes the array in place"),
     (m.store_with_data_indices, "indices computed from the data"),
     (m.store_with_repeated_indices, "repeated indices"),
+    (m.store_mixed_repeated, "repeated indices"),
 ])
 def test_changes_that_would_escape_raise_mutation_error(fn, message, x):
     with pytest.raises(MutationError, match=message) as error:

@@ -511,16 +511,15 @@ class Unroller:
     def store(self, container: Traced, index, value, node, frame) -> None:
         """`container[index] = value` as a functional index_update."""
         if not primitives.is_basic_index(index):
-            positions = values_of(index)
-            if has_traced(index) and any(t.op.depends for t in traced_in(index)):
+            if any(t.op.depends for t in traced_in(index)):
                 raise MutationError(
                     "assignment through indices computed from the data",
                     self.location_of(node, frame),
                     hint="Repeated indices would make the last write win; use "
                          "np.where(mask, new, x), or build the array with np.add.at.")
-            flat = np.ravel_multi_index(positions, container.value.shape) if isinstance(
-                positions, tuple) else np.asarray(positions).ravel()
-            if np.asarray(positions).dtype != np.bool_ and len(np.unique(flat)) != np.size(flat):
+            shape = np.shape(container.value)
+            selected = np.arange(np.prod(shape, dtype=int)).reshape(shape)[values_of(index)]
+            if np.unique(selected).size != selected.size:  # an element written twice
                 raise MutationError("assignment with repeated indices",
                                     self.location_of(node, frame),
                                     hint="Only the last write would count; make the indices "
