@@ -19,13 +19,21 @@ _ERROR_CLASSES = {"SignatureMismatch": errors.SignatureMismatch,
                   "ControlFlowChanged": errors.ControlFlowChanged}
 
 
+def run_registered(source: str, label: str, namespace: dict) -> dict:
+    """Execute `source` in `namespace` under a linecache-registered file name,
+    so inspect and tracebacks can read the text back."""
+    digest = hashlib.sha1(source.encode()).hexdigest()[:12]
+    filename = f"<yota-src {label} {digest}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace.setdefault("__file__", filename)
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace
+
+
 def load(source: str, function_name: str, constants: dict | None = None) -> Callable:
     """Compile `source`; `constants` rebinds module-level names to live objects."""
-    digest = hashlib.sha1(source.encode()).hexdigest()[:12]
-    filename = f"<yota-src {function_name} {digest}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = {"__name__": f"yota_src_generated.{function_name}", "__file__": filename}
-    exec(compile(source, filename, "exec"), namespace)
+    namespace = run_registered(source, function_name,
+                               {"__name__": f"yota_src_generated.{function_name}"})
     namespace.update(constants or {})
     # A saved module raises plain ValueError; in-process, the precise subclasses.
     for name, error_class in _ERROR_CLASSES.items():

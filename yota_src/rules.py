@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import linecache
 from collections.abc import Callable
+
+from .loader import run_registered
 
 _templates: dict = {}
 _nondifferentiable: set = set()
 _nodiff_args: dict = {}
 _expressions: dict = {}  # fn -> {param: expression} from ys.diffrule
-_texts: list[str] = []  # sources of expression templates, kept for linecache
 _loaded = False
 
 
@@ -56,12 +56,8 @@ def expression_rule(fn: Callable, wrt: str, expr: str) -> Callable:
     name = f"{fn.__name__}_rule"
     body = "".join(f"    d{param} = {text}\n" for param, text in rules.items())
     text = f"def {name}(dy, y, {', '.join(params)}):\n{body}"
-    filename = f"<yota-src rule {getattr(fn, '__module__', '')}.{fn.__qualname__} {len(_texts)}>"
-    _texts.append(text)
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-    namespace = dict(getattr(fn, "__globals__", {}))
-    exec(compile(text, filename, "exec"), namespace)
-    template = namespace[name]
+    label = f"rule {getattr(fn, '__module__', '')}.{fn.__qualname__}"
+    template = run_registered(text, label, dict(getattr(fn, "__globals__", {})))[name]
     _templates[fn] = template
     return template
 
