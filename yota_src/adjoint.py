@@ -113,17 +113,25 @@ def _accumulate(unroller, op, value, grad, active, grads) -> None:
         return
     if not isinstance(value, Traced) or value.op not in active:
         return
+    previous = grads.get(value.op)
     if value.op.shape is None:  # a tuple-valued op: its gradient is a list, None where unused
-        previous = grads.get(value.op) or [None] * len(grad)
-        grads[value.op] = [g if p is None else p if g is None else
-                           unroller.binary(operator.add, p, g) for p, g in zip(previous, grad)]
+        previous = previous or [None] * len(grad)
+        grads[value.op] = [_plus(unroller, p, g) for p, g in zip(previous, grad)]
         return
     if np.shape(values_of(grad)) != value.op.shape:
         raise RuntimeError(
             f"the rule for {display_name(op.fn)} gave a gradient of shape "
             f"{np.shape(values_of(grad))} for an input of shape {value.op.shape}")
-    previous = grads.get(value.op)
-    grads[value.op] = grad if previous is None else unroller.binary(operator.add, previous, grad)
+    grads[value.op] = _plus(unroller, previous, grad)
+
+
+def _plus(unroller, previous, grad):
+    """The sum of two gradient contributions, either of which may be missing."""
+    if previous is None:
+        return grad
+    if grad is None:
+        return previous
+    return unroller.binary(operator.add, previous, grad)
 
 
 def gradient_outputs(unroller: Unroller, signature, grads: dict, wrt_args: set[int]) -> tuple:
