@@ -15,12 +15,9 @@ def eliminate_common_subexpressions(tape: Tape) -> Tape:
     def visit(op: Op, forward: bool, original: Op) -> Op:
         if not isinstance(op, Call) or _impure(op.fn) or op.fn in FRESH_BUFFERS:
             return op
-        key = _key((op.fn, op.args, op.kwargs))
-        if key is None:
-            return op
         try:
-            return seen.setdefault(key, op)
-        except TypeError:  # an unhashable static value
+            return seen.setdefault(_key((op.fn, op.args, op.kwargs)), op)
+        except TypeError:  # an unhashable static value: never merged
             return op
 
     return rewrite(tape, visit)
@@ -35,12 +32,11 @@ def _key(value):
     if isinstance(value, Op):
         return value
     if isinstance(value, (tuple, list)):
-        parts = tuple(_key(item) for item in value)
-        return None if None in parts and None not in value else (type(value), parts)
+        return (type(value), tuple(_key(item) for item in value))
     if isinstance(value, dict):
         return ("dict", tuple((k, _key(v)) for k, v in value.items()))
     if isinstance(value, slice):
         return ("slice", _key((value.start, value.stop, value.step)))
     if isinstance(value, np.ndarray):
-        return None
+        raise TypeError("arrays are not compared by value")
     return (type(value), value)
