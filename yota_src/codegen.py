@@ -118,30 +118,27 @@ class _Writer:
     # -- guards on the arguments --------------------------------------------
 
     def signature_guards(self) -> list[str]:
+        checks = [self._layout_check(path_expression(self.sig.params[index], path), layout)
+                  for index, path, layout in self.sig.containers]
+        checks += [self._leaf_check(path_expression(self.sig.params[index], leaf.path), leaf)
+                   for index, leaves in enumerate(self.sig.leaves) for leaf in leaves]
         lines = []
-        for index, path, layout in self.sig.containers:
-            expr = path_expression(self.sig.params[index], path)
-            if isinstance(layout, int):
-                condition, wanted = f"len({expr}) != {layout}", f"{layout} items"
-                got = f"{{len({expr})}}"
-            elif all(isinstance(key, (str, int)) for key in layout):
-                keys = ast.unparse(self.literal(set(layout))) if layout else "set()"
-                condition, wanted = f"{expr}.keys() != {keys}", f"the keys {_escape(keys)}"
-                got = f"{{sorted({expr}, key=repr)}}"
-            else:
-                continue
+        for condition, message in filter(None, checks):
             self.errors_used.add("SignatureMismatch")
-            lines += [f"if {condition}:", f'    raise SignatureMismatch(f"{self.name} was '
-                      f'generated for {expr} with {wanted}, got {got}")']
-        for index, leaves in enumerate(self.sig.leaves):
-            for leaf in leaves:
-                expr = path_expression(self.sig.params[index], leaf.path)
-                check = self._leaf_check(expr, leaf)
-                if check is not None:
-                    condition, message = check
-                    self.errors_used.add("SignatureMismatch")
-                    lines += [f"if {condition}:", f"    raise SignatureMismatch({message})"]
+            lines += [f"if {condition}:", f"    raise SignatureMismatch({message})"]
         return lines
+
+    def _layout_check(self, expr: str, layout):
+        """A list's length or a dict's keys, so extra or missing items are refused."""
+        head = f"{self.name} was generated for {expr} with"
+        if isinstance(layout, int):
+            return (f"len({expr}) != {layout}",
+                    f'f"{head} {layout} items, got {{len({expr})}}"')
+        if all(isinstance(key, (str, int)) for key in layout):
+            keys = ast.unparse(self.literal(set(layout))) if layout else "set()"
+            return (f"{expr}.keys() != {keys}",
+                    f'f"{head} the keys {_escape(keys)}, got {{sorted({expr}, key=repr)}}"')
+        return None
 
     def _leaf_check(self, expr: str, leaf):
         head = f"{self.name} was generated for {expr}"
