@@ -39,8 +39,9 @@ def backward(unroller: Unroller, output, wrt: set[Op]) -> dict[Op, object]:
     forward_set = set(forward)
     active = active_ops(forward, wrt)
     grads: dict[Op, object] = {}
-    if isinstance(output, Traced) and output.op in active:
-        grads[output.op] = 1.0
+    if isinstance(output, Traced) and output.op in active:  # a scalar, or size-1 array
+        shape = output.op.shape
+        grads[output.op] = 1.0 if shape == () else unroller.primitive(np.ones, (shape,), {})
     for op in reversed(forward):
         if op in grads:
             _name(grads[op], op, forward_set)

@@ -6,7 +6,10 @@ of its inputs.
 
 from __future__ import annotations
 
+import functools
 import inspect
+import os
+import threading
 import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -16,9 +19,10 @@ import numpy as np
 
 from . import codegen, loader, rules
 from .adjoint import backward, gradient_outputs
-from .errors import ControlFlowChanged, SourceUnavailableError
+from .errors import ControlFlowChanged, SignatureMismatch, SourceUnavailableError
 from .passes import eliminate_dead_code, optimize
 from .source import function_source, unwrap
+from .specialisation import describe_outside, first_stale
 from .structs import (
     ATTR,
     DATA,
@@ -27,6 +31,7 @@ from .structs import (
     Signature,
     flatten,
     get_path,
+    is_array,
     kind_of,
     rebuild,
     set_path,
@@ -34,8 +39,8 @@ from .structs import (
     user_path,
 )
 from .tape import Tape
-from .traced import Traced, values_of
-from .unroll import Unroller, inlinable
+from .traced import values_of
+from .unroll import Unroller, inlinable, rewind
 
 
 class GradientResult(Sequence):
@@ -57,21 +62,37 @@ class GradientResult(Sequence):
         return f"GradientResult({list(self._gradients)!r})"
 
 
-class GradFunction:
-    """A generated gradient: call it like the primal to get (value, d0, d1, ...)."""
+@dataclass
+class _Compiled:
+    function: Callable
+    source: str
+    tape: Tape  # the forward tape
+    dependencies: tuple  # what was read from outside the arguments (specialisation.py)
 
-    def __init__(self, function: Callable, source: str, bound_self=None, has_self=False):
-        self._function = function
-        self.source = source
-        self._bound_self = bound_self
-        self._has_self = has_self
-        self.__name__ = function.__name__
+
+class GradFunction:
+    """A generated gradient: call it like the primal to get (value, d0, d1, ...).
+
+    In-process it refuses to run once something it folded from outside its
+    arguments (a global, a closure variable, a default) has changed."""
+
+    def __init__(self, compiled: _Compiled, bound: tuple = ()):
+        self._function = compiled.function
+        self._dependencies = compiled.dependencies
+        self.source = compiled.source
+        self._bound = bound
+        self.__name__ = compiled.function.__name__
 
     def __call__(self, *args):
-        if not self._has_self:
+        stale = first_stale(self._dependencies)
+        if stale is not None:
+            raise SignatureMismatch(
+                f"{self.__name__} was generated when {stale.what} was {stale.shown}; it has "
+                "changed since. Generate the gradient again (ys.simplegrad, or `yota-src gen`).")
+        if not self._bound:
             return self._function(*args)
-        value, _, *gradients = self._function(self._bound_self, *args)
-        return (value, *gradients)
+        value, *gradients = self._function(*self._bound, *args)
+        return (value, *gradients[len(self._bound):])
 
     def save(self, path) -> None:
         """Write the module; importing it gives `grad_<name>`, needing only NumPy."""
@@ -84,48 +105,67 @@ class GradFunction:
         return f"<GradFunction {self.__name__}>"
 
 
-@dataclass
-class _Compiled:
-    function: Callable
-    source: str
-    tape: Tape  # the forward tape
-
-
 _cache: dict[Any, list[_Compiled]] = {}
+_cache_lock = threading.Lock()
+_building: dict[Any, threading.Lock] = {}  # one build at a time per cache key
 
 
-def grad(f: Callable, *args, dynamic: bool = False, wrt=None) -> tuple[Any, GradientResult]:
+def grad(f: Callable, *args, dynamic: bool = False, wrt=None,
+         **keywords) -> tuple[Any, GradientResult]:
     """The value of `f(*args)` and its gradient for every positional argument."""
-    fn, full_args, has_self = _unbind(f, args)
-    wrt_args = _wrt_indices(wrt, len(args), has_self)
+    _refuse_keywords("grad", keywords)
+    fn, full_args, n_bound = _target(f, args)
+    wrt_args = _wrt_indices(wrt, len(args), n_bound)
     key = (fn, signature_key(full_args), wrt_args)
-    variants = _cache.setdefault(key, [])
+    compiled, result = _from_cache(key, full_args, dynamic)
+    if compiled is None:
+        with _cache_lock:
+            building = _building.setdefault(key, threading.Lock())
+        with building:  # concurrent first calls: one traces, the others use its result
+            compiled, result = _from_cache(key, full_args, dynamic)
+            if compiled is None:
+                compiled = _build(fn, full_args, wrt_args)
+                result = compiled.function(*full_args)
+                with _cache_lock:
+                    _cache.setdefault(key, []).append(compiled)
+    value, *gradients = result
+    return value, GradientResult(gradients[n_bound:], compiled.tape, compiled.source)
+
+
+def _from_cache(key, args: tuple, dynamic: bool):
+    """(compiled, result) from a cached variant that still applies, or (None, None).
+
+    A variant whose outside facts (globals, closure cells, defaults) changed
+    is dropped; one whose data-dependent branch went the other way is skipped
+    when `dynamic`, and raises otherwise.
+    """
+    with _cache_lock:
+        variants = list(_cache.get(key, ()))
     for compiled in variants:
+        if first_stale(compiled.dependencies) is not None:
+            with _cache_lock:
+                if compiled in _cache.get(key, ()):
+                    _cache[key].remove(compiled)
+            continue
         try:
-            result = compiled.function(*full_args)
-            break
+            return compiled, compiled.function(*args)
         except ControlFlowChanged:
             if not dynamic:
                 raise
-    else:
-        compiled = _build(fn, full_args, wrt_args)
-        variants.append(compiled)
-        result = compiled.function(*full_args)
-    value, *gradients = result
-    return value, GradientResult(gradients[has_self:], compiled.tape, compiled.source)
+    return None, None
 
 
-def simplegrad(f: Callable, *args) -> GradFunction:
+def simplegrad(f: Callable, *args, wrt=None, **keywords) -> GradFunction:
     """A gradient function for arguments like `args`, with readable source."""
-    fn, full_args, has_self = _unbind(f, args)
-    compiled = _build(fn, full_args, frozenset(range(len(full_args))))
-    return GradFunction(compiled.function, compiled.source,
-                        f.__self__ if has_self else None, has_self)
+    _refuse_keywords("simplegrad", keywords)
+    fn, full_args, n_bound = _target(f, args)
+    compiled = _build(fn, full_args, _wrt_indices(wrt, len(args), n_bound))
+    return GradFunction(compiled, full_args[:n_bound])
 
 
 def trace(f: Callable, *args) -> tuple[Any, Tape]:
     """The value of `f(*args)` and the tape of primitive operations behind it."""
-    fn, full_args, _ = _unbind(f, args)
+    fn, full_args, _ = _target(f, args)
     with _errors_at_user_lines():
         unroller, value, signature = _unroll(fn, full_args)
     tape = Tape(list(unroller.ops), unroller.refs(value), signature)
@@ -216,18 +256,59 @@ def _like(leaf, values: np.ndarray):
 
 # --- building ---------------------------------------------------------------
 
-def _unbind(f: Callable, args: tuple) -> tuple[Callable, tuple, bool]:
-    """A bound method differentiates its function with `self` as argument 0."""
+def _target(f, args: tuple) -> tuple[Callable, tuple, int]:
+    """(function to unroll, all its positional arguments, how many of them
+    are bound by `f` itself): a bound method binds `self`, a
+    functools.partial its arguments, a callable object itself."""
     if isinstance(f, types.MethodType):
-        return f.__func__, (f.__self__,) + args, True
-    return f, args, False
+        fn, bound, n = _target(f.__func__, (f.__self__,) + args)
+        return fn, bound, n + 1
+    if isinstance(f, functools.partial):
+        if f.keywords:
+            raise TypeError(f"yota-src cannot differentiate a functools.partial with keyword "
+                            f"arguments ({', '.join(f.keywords)}): write a small `def` that "
+                            "calls the function instead")
+        fn, bound, n = _target(f.func, tuple(f.args) + args)
+        return fn, bound, n + len(f.args)
+    if isinstance(f, (types.FunctionType, staticmethod, classmethod)) or \
+            isinstance(unwrap(f), types.FunctionType):
+        return f, args, 0
+    call = vars(type(f)).get("__call__") or getattr(type(f), "__call__", None)  # noqa: B004
+    if isinstance(call, types.FunctionType) and not isinstance(f, type):
+        return call, (f,) + args, 1
+    if not callable(f):
+        raise TypeError(f"yota-src differentiates Python functions; got "
+                        f"{type(f).__name__} {f!r:.60}")
+    return f, args, 0
 
 
-def _wrt_indices(wrt, n_args: int, has_self: bool) -> frozenset:
+def _refuse_keywords(api_name: str, keywords: dict) -> None:
+    if keywords:
+        names = ", ".join(f"{key}=..." for key in keywords)
+        raise TypeError(
+            f"ys.{api_name} takes the function's arguments positionally, and differentiates "
+            f"each of them; got keyword arguments {names}. Pass them positionally "
+            f"(ys.{api_name}(f, a, b)), and use wrt=... to choose which get gradients.")
+
+
+def _wrt_indices(wrt, n_args: int, n_bound: int) -> frozenset:
+    """Indices into the full argument tuple (bound arguments first) to differentiate."""
     if wrt is None:
-        return frozenset(range(n_args + has_self))
-    indices = [wrt] if isinstance(wrt, int) else list(wrt)
-    return frozenset(i + has_self for i in indices) | ({0} if has_self else set())
+        return frozenset(range(n_bound, n_args + n_bound))
+    indices = [wrt] if isinstance(wrt, (int, np.integer)) else wrt
+    try:
+        indices = list(indices)
+    except TypeError:
+        raise TypeError(f"wrt must be an argument index or a sequence of them, "
+                        f"not {type(wrt).__name__}") from None
+    for index in indices:
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+            raise TypeError(f"wrt must hold argument indices (ints), got {index!r}")
+        if not 0 <= index < n_args:
+            raise ValueError(f"wrt={wrt!r}: argument index {index} is out of range; the "
+                             f"function was given {n_args} argument(s), indices 0 to "
+                             f"{n_args - 1}")
+    return frozenset(int(i) + n_bound for i in indices)
 
 
 def _unroll(fn: Callable, args: tuple):
@@ -239,6 +320,7 @@ def _unroll(fn: Callable, args: tuple):
             hint="Differentiate a function of your own that calls it, e.g. "
                  "`def f(x): return np.sum(x)`.")
     source = function_source(plain)
+    _check_call(plain, args, source)
     signature = Signature.of(plain.__name__, _parameter_names(plain, len(args)), args,
                              module=getattr(plain, "__module__", "") or "",
                              qualname=plain.__qualname__, source_hash=source.source_hash)
@@ -249,7 +331,27 @@ def _unroll(fn: Callable, args: tuple):
             if kind_of(leaf) in (DIFF, DATA) else leaf
 
     traced = tuple(rebuild(arg, leaf_value(i)) for i, arg in enumerate(args))
-    return unroller, unroller.call_function(plain, traced, {}), signature
+    try:
+        value = unroller.call_function(plain, traced, {})
+    finally:
+        rewind(unroller.random_states)
+    signature.outside = describe_outside(unroller.dependencies.values())
+    return unroller, value, signature
+
+
+def _check_call(fn: Callable, args: tuple, source) -> None:
+    """The arguments must fit the function, as a call would check."""
+    try:
+        inspect.signature(fn, follow_wrapped=False).bind(*args)
+    except TypeError as error:
+        where = f"{os.path.basename(source.filename)}:{source.first_line}"
+        hint = ""
+        if not args:
+            hint = (" ys.grad(f, *args) gives the value and gradient at args, not a "
+                    "function (as jax.grad(f) would): call ys.grad(f, x), or "
+                    "ys.simplegrad(f, x) for a reusable gradient function.")
+        raise TypeError(f"{fn.__qualname__}() ({where}) cannot be called with "
+                        f"{len(args)} argument(s): {error}.{hint}") from None
 
 
 def _parameter_names(fn: Callable, count: int) -> list[str]:
@@ -259,16 +361,13 @@ def _parameter_names(fn: Callable, count: int) -> list[str]:
             names.append(parameter.name)
         elif parameter.kind == parameter.VAR_POSITIONAL:
             names += [f"{parameter.name}_{i}" for i in range(count - len(names))]
-    if len(names) < count:
-        raise TypeError(f"{fn.__name__}() takes {len(names)} positional arguments "
-                        f"but {count} were given")
     return names[:count]
 
 
 def _build(fn: Callable, args: tuple, wrt_args: frozenset) -> _Compiled:
     with _errors_at_user_lines():
         unroller, value, signature = _unroll(fn, args)
-        _require_scalar(value, signature)
+        _require_scalar(value, signature, unroller.returned_at)
         output = unroller.refs(value)
         forward = Tape(list(unroller.ops), output, signature)
         wrt = {op for op in forward.inputs if op.index in wrt_args and op.differentiable}
@@ -277,7 +376,8 @@ def _build(fn: Callable, args: tuple, wrt_args: frozenset) -> _Compiled:
     tape = optimize(Tape(unroller.ops, (output,) + gradients, signature, len(forward.ops)))
     source, constants = codegen.generate(tape)
     function = loader.load(source, codegen.function_name(tape, "gradient"), constants)
-    return _Compiled(function, source, eliminate_dead_code(forward))
+    return _Compiled(function, source, eliminate_dead_code(forward),
+                     tuple(unroller.dependencies.values()))
 
 
 class _errors_at_user_lines:  # noqa: N801 - used as a `with` statement
@@ -319,12 +419,38 @@ def _at_line(error: Exception, location) -> Exception:
     return error  # pragma: no cover - the exec always raises
 
 
-def _require_scalar(value, signature: Signature) -> None:
-    shape = value.op.shape if isinstance(value, Traced) else np.shape(value)
-    if shape != () or not np.issubdtype(np.result_type(values_of(value)), np.number):
-        raise ValueError(f"{signature.function_name}() must return a scalar to be "
-                         f"differentiated; it returned {type(values_of(value)).__name__} "
-                         f"of shape {shape}")
+def _require_scalar(value, signature: Signature, returned_at) -> None:
+    plain = values_of(value)
+    if _is_scalar_loss(plain):
+        return
+    shape = np.shape(plain) if is_array(plain) or isinstance(plain, (float, int)) else None
+    described = "None" if plain is None else (
+        f"a {type(plain).__name__} of {len(plain)}" if isinstance(plain, (tuple, list, dict))
+        else f"{type(plain).__name__} of shape {shape}")
+    hint = ""
+    if plain is None:
+        hint = " Did it forget to `return` the loss?"
+    elif isinstance(plain, (tuple, list, dict)):
+        hint = " Return the loss alone, and compute other values in a separate function."
+    elif shape:
+        hint = " Reduce it to a scalar, e.g. with np.sum or np.mean."
+    error = ValueError(f"{signature.function_name}() must return a scalar (a float or a size-1 "
+                       f"array) to be differentiated; it returned {described}.{hint}")
+    if returned_at is not None:
+        error.location = returned_at
+    raise error
+
+
+def _is_scalar_loss(value) -> bool:
+    """A real number, or a real array of size 1."""
+    if isinstance(value, (bool, str, tuple, list, dict)) or value is None:
+        return False
+    try:
+        dtype = np.result_type(value)
+    except TypeError:
+        return False
+    return np.size(value) == 1 and np.issubdtype(dtype, np.number) \
+        and not np.issubdtype(dtype, np.complexfloating)
 
 
 def _steps(root, path: tuple) -> tuple:

@@ -58,6 +58,23 @@ def returns_new_array(fn) -> bool:
         fn in OPERATOR_SYMBOLS or fn in (np.ones, np.full, np.empty, np.copy, np.array))
 
 
+def random_source(fn):
+    """The generator a random draw consumes (np.random.normal draws from the
+    global RandomState), or None when `fn` draws nothing."""
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, (np.random.RandomState, np.random.Generator)):
+        return owner
+    if (getattr(fn, "__module__", "") or "").startswith("numpy.random"):
+        return np.random.mtrand._rand
+    return None
+
+
+def is_random_draw(fn) -> bool:
+    """Each call gives new values and advances a generator: never folded,
+    merged or dropped."""
+    return random_source(fn) is not None
+
+
 def is_basic_index(index) -> bool:
     """Basic indexing (ints, slices, None, ...) selects each element at most once."""
     items = index if isinstance(index, tuple) else (index,)

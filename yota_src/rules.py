@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import threading
 from collections.abc import Callable
 
 from .loader import run_registered
@@ -18,6 +19,7 @@ _nondifferentiable: set = set()
 _nodiff_args: dict = {}
 _expressions: dict = {}  # fn -> {param: expression} from ys.diffrule
 _loaded = False
+_loading = threading.RLock()
 
 
 def adjoint(*primitives) -> Callable:
@@ -77,10 +79,16 @@ def nodiff(fn: Callable, argname: str) -> None:
 
 
 def _load() -> None:
+    """Import the templates once. The flag is set only after they are all
+    registered, under a lock, so a concurrent caller never sees a half-filled
+    registry (the import itself calls back in here: the lock is re-entrant)."""
     global _loaded
-    if not _loaded:
-        _loaded = True
-        importlib.import_module("yota_src.templates")
+    if _loaded:
+        return
+    with _loading:
+        if not _loaded:
+            importlib.import_module("yota_src.templates")
+            _loaded = True
 
 
 def _lookup(table, fn):

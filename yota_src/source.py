@@ -1,13 +1,15 @@
 """From a function object to its gast tree, scope and source locations."""
 
 from __future__ import annotations
+import __future__
 
 import functools
 import hashlib
 import inspect
+import linecache
 import textwrap
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import gast
 
@@ -24,6 +26,11 @@ class FunctionSource:
     lines: list[str]  # the snippet's original (un-dedented) lines
     indent: int  # columns removed by dedenting
     text: str
+    private: dict = field(default_factory=dict)  # `__x` -> `_Class__x`, as compiled
+
+    def mangle(self, name: str) -> str:
+        """A private attribute name as the compiler mangled it inside a class."""
+        return self.private.get(name, name)
 
     @property
     def source_hash(self) -> str:
@@ -41,12 +48,21 @@ class FunctionSource:
                         None if end_col is None else end_col + self.indent)
 
 
+_TRANSPARENT = tuple(t for t in (getattr(functools, "_lru_cache_wrapper", None),) if t)
+
+
 def unwrap(fn):
-    """Strip decorators (functools.wraps) and bind nothing: the plain function."""
-    fn = inspect.unwrap(fn)
-    if isinstance(fn, (staticmethod, classmethod)):
-        fn = fn.__func__
-    return fn
+    """The function whose source to read: staticmethod/classmethod objects and
+    caches that return what the function returns are looked through. Other
+    decorators (functools.wraps included) are code of their own, inlined like
+    any function: a wrapper may change the result."""
+    while True:
+        if isinstance(fn, (staticmethod, classmethod)):
+            fn = fn.__func__
+        elif _TRANSPARENT and isinstance(fn, _TRANSPARENT):
+            fn = fn.__wrapped__
+        else:
+            return fn
 
 
 def function_source(fn) -> FunctionSource:
@@ -74,6 +90,13 @@ def _parse(code: types.CodeType) -> FunctionSource:
     text = textwrap.dedent(raw)
     indent = _indent_removed(raw, text)
     location = Location(code.co_filename, first_line, lines[0].rstrip("\n"))
+    if not _compiles_to(code):
+        raise SourceUnavailableError(
+            f"the source of {getattr(code, 'co_qualname', name)}() in {code.co_filename} "
+            "changed after it was imported: yota-src would differentiate the new text while "
+            "the function runs the old code", location,
+            hint="Re-import the module (importlib.reload) or restart Python, then "
+                 "differentiate again.")
     if name == "<lambda>":
         node = _find_lambda(text, code, first_line)
     else:
@@ -89,7 +112,76 @@ def _parse(code: types.CodeType) -> FunctionSource:
     if node is None:
         raise SourceUnavailableError(f"cannot find the lambda's source in {code.co_filename}",
                                      location, hint="Give the function a name with `def`.")
-    return FunctionSource(node, code.co_filename, first_line, lines, indent, text)
+    return FunctionSource(node, code.co_filename, first_line, lines, indent, text,
+                          _private_names(code))
+
+
+_FUTURE_FLAGS = 0
+for _feature in __future__.all_feature_names:
+    _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
+
+
+def _compiles_to(code: types.CodeType) -> bool:
+    """Does the function's file, as it reads now, compile to the code it runs?
+
+    The whole file is compiled, as the import did (the compiler's choices
+    depend on the module: names bound by imports, future flags), and the
+    function's code must be among its code objects, at the same line (the
+    line inspect reads the source from). A file that cannot be
+    read is given the benefit of the doubt; one that no longer compiles has
+    changed.
+    """
+    lines = linecache.getlines(code.co_filename)
+    if not lines:
+        return True
+    try:
+        compiled = _compile_file("".join(lines), code.co_filename,
+                                 code.co_flags & _FUTURE_FLAGS)
+    except (SyntaxError, ValueError):
+        return False
+    name = getattr(code, "co_qualname", code.co_name)
+    return any(_same_code(candidate, code) for candidate in _code_objects(compiled)
+               if getattr(candidate, "co_qualname", candidate.co_name) == name
+               and candidate.co_firstlineno == code.co_firstlineno)
+
+
+@functools.lru_cache(maxsize=64)
+def _compile_file(text: str, filename: str, flags: int) -> types.CodeType:
+    return compile(text, filename, "exec", flags=flags, dont_inherit=True)
+
+
+def _private_names(code: types.CodeType) -> dict:
+    """`__x` -> `_Class__x` for the mangled names the function's code uses."""
+    private = {}
+    for each in (code, *_code_objects(code)):
+        for name in each.co_names:
+            split = name.find("__", 1)
+            if name.startswith("_") and split > 1 and not name.endswith("__"):
+                private[name[split:]] = name
+    return private
+
+
+def _code_objects(code: types.CodeType):
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield const
+            yield from _code_objects(const)
+
+
+def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
+    """Same instructions, names and constants; line numbers may differ."""
+    if (a.co_code, a.co_names, a.co_varnames, a.co_freevars, a.co_cellvars) != \
+            (b.co_code, b.co_names, b.co_varnames, b.co_freevars, b.co_cellvars):
+        return False
+    if len(a.co_consts) != len(b.co_consts):
+        return False
+    for x, y in zip(a.co_consts, b.co_consts):
+        if isinstance(x, types.CodeType) and isinstance(y, types.CodeType):
+            if not _same_code(x, y):
+                return False
+        elif type(x) is not type(y) or (x != y and not (x != x and y != y)):
+            return False
+    return True
 
 
 def _indent_removed(raw: str, dedented: str) -> int:
@@ -119,16 +211,11 @@ def _find_lambda(text: str, code: types.CodeType, first_line: int):
     return found[0] if found else None
 
 
-def closure_values(fn) -> dict:
-    """The values of a function's free variables (empty cells are left out)."""
+def closure_cells(fn) -> dict:
+    """A function's free variables by name: cells, read when the name is
+    (a cell's contents can be rebound after the function was made)."""
     fn = unwrap(fn)
-    values = {}
-    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
-        try:
-            values[name] = cell.cell_contents
-        except ValueError:
-            pass
-    return values
+    return dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
 
 
 def _describe(fn) -> str:

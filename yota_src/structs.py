@@ -199,6 +199,7 @@ class Signature:
     module: str = ""
     qualname: str = ""
     source_hash: str = ""
+    outside: tuple = ()  # what was read from outside the arguments, as docstring lines
 
     containers: list = field(default_factory=list)  # (index, path, len or key tuple)
 

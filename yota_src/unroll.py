@@ -26,7 +26,8 @@ import numpy as np
 from . import primitives, rules
 from .builtin_calls import builtin_handler
 from .errors import Location, MutationError, UnsupportedSyntaxError, YotaError
-from .source import FunctionSource, closure_values, function_source, unwrap
+from .source import FunctionSource, closure_cells, function_source, unwrap
+from .specialisation import MISSING, Dependency, describe, snapshot, worth_listing
 from .structs import is_array
 from .tape import Call, Const, Guard, Input, Op
 from .traced import Traced, describe_value, has_traced, traced_in, values_of
@@ -55,6 +56,9 @@ DATA_SHAPED = {np.unique, np.nonzero, np.flatnonzero, np.argwhere, np.extract}
 # NumPy functions that write into an argument.
 MUTATING = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis}
 IN_PLACE_METHODS = {"sort", "fill", "put", "itemset", "resize", "partition", "setfield"}
+CONTAINER_CHANGES = {"append", "extend", "insert", "pop", "remove", "clear", "update",
+                     "setdefault", "popitem", "add", "discard", "sort", "reverse",
+                     "difference_update", "intersection_update", "symmetric_difference_update"}
 MAX_DEPTH = 60
 MAX_LOOP = 1_000_000
 
@@ -79,32 +83,42 @@ class _Continue(Exception):
 class Frame:
     """One function activation: locals, enclosing frames, closure cells, globals."""
 
-    __slots__ = ("source", "locals", "parent", "closure", "globals")
+    __slots__ = ("source", "locals", "parent", "cells", "globals")
 
-    def __init__(self, source: FunctionSource, locals_: dict, parent, closure: dict, globals_):
+    def __init__(self, source: FunctionSource, locals_: dict, parent, cells: dict, globals_):
         self.source = source
         self.locals = locals_
         self.parent = parent
-        self.closure = closure
+        self.cells = cells  # free variable name -> cell, for functions defined outside
         self.globals = globals_
 
-    def lookup(self, name: str):
+    def resolve(self, name: str) -> tuple:
+        """(value, where it came from): None for a local of the unrolled code,
+        else the cell, GLOBAL or BUILTIN: a read from outside the arguments."""
         frame = self
         while frame is not None:
             if name in frame.locals:
-                return frame.locals[name]
-            if name in frame.closure:
-                return frame.closure[name]
+                return frame.locals[name], None
+            cell = frame.cells.get(name)
+            if cell is not None:
+                try:
+                    return cell.cell_contents, cell
+                except ValueError:
+                    raise NameError(f"free variable {name!r} referenced before assignment "
+                                    "in enclosing scope") from None
             frame = frame.parent
         if name in self.globals:
-            return self.globals[name]
+            return self.globals[name], GLOBAL
         if hasattr(builtins, name):
-            return getattr(builtins, name)
+            return getattr(builtins, name), BUILTIN
         raise NameError(f"name {name!r} is not defined")
 
     def child(self) -> Frame:
         """A scope for a comprehension: reads fall through to this frame."""
         return Frame(self.source, {}, self, {}, self.globals)
+
+
+GLOBAL, BUILTIN = "global", "builtin"
 
 
 class UserFunction:
@@ -148,6 +162,22 @@ def inlinable(fn) -> bool:
     return package not in OPAQUE_PACKAGES
 
 
+def _watched(value) -> bool:
+    """Objects from outside whose parts the trace may read: user modules,
+    classes, instances and containers. Library modules, functions and plain
+    numbers are taken whole (their snapshot says all there is)."""
+    if isinstance(value, types.ModuleType):
+        return value.__name__.split(".")[0] not in OPAQUE_PACKAGES
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes, np.generic,
+                                           types.FunctionType, types.BuiltinFunctionType,
+                                           types.MethodType, functools.partial)):
+        return False
+    owner = value if isinstance(value, type) else type(value)
+    if owner in (list, dict, tuple, set, frozenset):
+        return True
+    return (getattr(owner, "__module__", "") or "").split(".")[0] not in OPAQUE_PACKAGES
+
+
 def _user_kernel(fn) -> bool:
     """A user's function called from a user's rule (conv_grad_data): recorded as
     a call, as the rule says, rather than unrolled."""
@@ -155,9 +185,18 @@ def _user_kernel(fn) -> bool:
     return inlinable(fn) and not module.startswith("yota_src")
 
 
-@functools.lru_cache(maxsize=1024)
+_signatures: dict = {}
+
+
 def _signature(fn) -> inspect.Signature:
-    return inspect.signature(fn, follow_wrapped=False)
+    """fn's own signature (not its __wrapped__'s), remade when its defaults
+    are rebound."""
+    defaults, kwdefaults = getattr(fn, "__defaults__", None), getattr(fn, "__kwdefaults__", None)
+    cached = _signatures.get(fn)
+    if cached is None or cached[0] is not defaults or cached[1] is not kwdefaults:
+        cached = _signatures[fn] = (defaults, kwdefaults,
+                                    inspect.signature(fn, follow_wrapped=False))
+    return cached[2]
 
 
 # --- the interpreter ----------------------------------------------------------
@@ -168,12 +207,16 @@ class Unroller:
     def __init__(self):
         self.ops: list[Op] = []
         self.values: dict[Op, object] = {}  # example value of each op, while unrolling
-        self.array_names: dict[int, str] = {}  # id of a static array -> the name it was read by
+        self.dependencies: dict = {}  # what the trace read from outside the arguments
+        self.watched: dict[int, object] = {}  # objects from outside, by id: attribute reads count
+        self.lifted: dict[int, Traced] = {}  # arrays from outside, by id
+        self.random_states: dict = {}  # generators drawn from: (generator, state before)
         self.view_bases: dict[Traced, Traced] = {}  # a view -> the array it looks into
         self.viewed: set[Traced] = set()  # arrays some view looks into
         self.loc: Location | None = None
         self.user_code = True  # False while running adjoint templates
         self.depth = 0
+        self.returned_at: Location | None = None  # the top-level `return` that ran
         self._stmt_handlers = {}
         self._expr_handlers = {}
 
@@ -206,7 +249,7 @@ class Unroller:
         if not needed:
             return []
         frame = Frame(source, {first.name: dy, second.name: y, **bound.arguments},
-                      None, closure_values(template), template.__globals__)
+                      None, closure_cells(template), template.__globals__)
         skipped = {f"d{p.name}" for p in rest} - {f"d{name}" for name in needed}
         saved = self.loc, self.user_code
         self.loc, self.user_code = loc, False
@@ -217,6 +260,63 @@ class Unroller:
         finally:
             self.loc, self.user_code = saved
         return [(name, bound.arguments[name], frame.locals.get(f"d{name}")) for name in needed]
+
+    # -- reads from outside the arguments ---------------------------------------
+
+    def read_outside(self, name: str, value, origin, frame):
+        """A global, builtin or closure variable: recorded as a dependency of
+        the specialisation, and arrays read live."""
+        if origin is GLOBAL or origin is BUILTIN:
+            namespace = frame.globals
+            module = namespace.get("__name__", "?")
+            self.depend(("global", id(namespace), name), f"global {name} of {module}",
+                        lambda: namespace.get(name, MISSING),
+                        value if origin is GLOBAL else MISSING)
+        else:
+            cell = origin
+            self.depend(("cell", id(cell)), f"closure variable {name} of "
+                        f"{getattr(frame.source.node, 'name', 'a lambda')}()",
+                        lambda: cell.cell_contents, value)
+        return self.outside_value(value, name)
+
+    def outside_write(self, node, frame) -> MutationError:
+        return MutationError(
+            "in-place change of a value defined outside the function (a global, a closure "
+            "variable, a default or an object reached from one)", self.location_of(node, frame),
+            hint="The generated code would not repeat the change: build a new value and "
+                 "return it, or copy it into a local first.")
+
+    def depend(self, key, what: str, read, value) -> None:
+        if key not in self.dependencies:
+            self.dependencies[key] = Dependency(what, read, snapshot(value), describe(value),
+                                                worth_listing(value))
+
+    def outside_value(self, value, name: str | None):
+        """Objects are watched (their attribute reads become dependencies);
+        arrays become live constants on the tape."""
+        if is_array(value):
+            return self.lift(value, name)
+        if _watched(value):
+            self.watched[id(value)] = value
+        return value
+
+    def lift(self, array, name: str | None) -> Traced:
+        """An array from outside the arguments, read live by the generated code.
+
+        Float arrays count as data (decisions on their contents are guarded,
+        since they may change in place); integer and boolean arrays (indices,
+        masks) are compared by content in the dependency snapshot instead.
+        """
+        known = self.lifted.get(id(array))
+        if known is not None and known.value is array:
+            return known
+        const = Const(array, self.loc)
+        const.hint = name if name and name.isidentifier() else None
+        const.depends = np.issubdtype(np.asarray(array).dtype, np.inexact)
+        self.ops.append(const)
+        self.values[const] = array
+        self.lifted[id(array)] = traced = Traced(const, array)
+        return traced
 
     # -- recording --------------------------------------------------------------
 
@@ -243,6 +343,8 @@ class Unroller:
         refused, because the change would escape where the tape cannot follow.
         """
         where = self.location_of(node, frame)
+        if isinstance(target.op, Const):
+            raise self.outside_write(node, frame)
         if isinstance(target.op, Input):
             raise MutationError(
                 "in-place change of an argument", where,
@@ -263,12 +365,8 @@ class Unroller:
         """Traced values -> their ops; static arrays -> Const ops."""
         if isinstance(structure, Traced):
             return structure.op
-        if is_array(structure):
-            const = Const(structure, self.loc)
-            const.hint = self.array_names.get(id(structure))
-            self.ops.append(const)
-            self.values[const] = structure
-            return const
+        if is_array(structure):  # from outside the arguments: every array made here is traced
+            return self.lift(structure, None).op
         if isinstance(structure, tuple) and not hasattr(structure, "_fields"):
             return tuple(self.refs(item) for item in structure)
         if isinstance(structure, list):
@@ -289,7 +387,10 @@ class Unroller:
             raise MutationError(f"{primitives.display_name(fn)} writes into an existing array"
                                 + (" (out=)" if kwargs.get("out") is not None else ""), self.loc,
                                 hint="Use the result instead: `y = np.add(x, z)`.")
-        if not has_traced((args, kwargs)):
+        draws = primitives.random_source(fn)
+        if draws is not None:
+            self.random_states.setdefault(id(draws), (draws, _random_state(draws)))
+        elif not has_traced((args, kwargs)):
             value = fn(*args, **kwargs)
             if is_array(value) and value.ndim > 0:
                 return self.record(fn, args, kwargs, value)
@@ -340,6 +441,8 @@ class Unroller:
             return self.construct(fn, args, kwargs, node, frame)
         if isinstance(fn, types.BuiltinMethodType) and isinstance(
                 getattr(fn, "__self__", None), (list, dict, set, tuple, str)):
+            if fn.__name__ in CONTAINER_CHANGES and id(fn.__self__) in self.watched:
+                raise self.outside_write(node, frame)
             return fn(*args, **kwargs)  # container methods store traced values as they are
         return self.primitive(fn, args, kwargs)
 
@@ -348,8 +451,12 @@ class Unroller:
             args, fn = (fn.__self__,) + tuple(args), fn.__func__
         fn = unwrap(fn)
         source = function_source(fn)
+        if self.user_code and (fn.__defaults__ or fn.__kwdefaults__):
+            self.depend(("defaults", id(fn)), f"defaults of {fn.__qualname__}()",
+                        lambda: (fn.__defaults__, fn.__kwdefaults__),
+                        (fn.__defaults__, fn.__kwdefaults__))
         return self.inline(source, _signature(fn), args, kwargs, None,
-                           closure_values(fn), fn.__globals__, node, frame)
+                           closure_cells(fn), fn.__globals__, node, frame)
 
     def inline(self, source, signature, args, kwargs, parent, closure, globals_,
                node=None, frame=None):
@@ -361,6 +468,8 @@ class Unroller:
         bound.apply_defaults()
         if self.user_code:  # a value passed in unnamed takes the name the callee gives it
             for name, value in bound.arguments.items():
+                if is_array(value):  # a default, or an array of a static structure
+                    bound.arguments[name] = value = self.lift(value, name)
                 self.name(value, name)
         local = Frame(source, dict(bound.arguments), parent, closure, globals_)
         if self.depth >= MAX_DEPTH:
@@ -389,7 +498,7 @@ class Unroller:
                 return cls(*args, **kwargs)
             obj = object.__new__(cls)
             self.inline(source, _signature(init), (obj,) + tuple(args), kwargs, None,
-                        closure_values(init), init.__globals__, node, frame)
+                        closure_cells(init), init.__globals__, node, frame)
             return obj
         if has_traced((args, kwargs)) and cls.__module__.split(".")[0] in OPAQUE_PACKAGES \
                 and cls.__module__ != "builtins":  # np.float32(x) is a primitive; zip(...) is not
@@ -434,7 +543,13 @@ class Unroller:
                     return self.inline_function(found.fget, (obj,), {}, node, frame)
                 if found is not None:
                     break
-        return getattr(obj, name)
+        value = getattr(obj, name)
+        if not self.user_code or id(obj) not in self.watched:
+            return value
+        if not isinstance(obj, (list, dict, tuple, set, frozenset)):  # their snapshot has all
+            self.depend(("attr", id(obj), name), f"attribute {name} of {describe(obj)}",
+                        lambda: getattr(obj, name), value)
+        return self.outside_value(value, name)
 
     def traced_attribute(self, x: Traced, name: str, node, frame):
         value = x.value
@@ -463,7 +578,7 @@ class Unroller:
             if is_array(obj):
                 return self.primitive(operator.getitem, (obj, index), {})
             index = self.concretize(index, operator.index, node, frame)
-        return obj[index]
+        return self.part_of(obj, obj[index])
 
     def iterate(self, value, node, frame) -> list:
         if isinstance(value, Traced):
@@ -473,7 +588,16 @@ class Unroller:
                 where = self.location_of(node, frame).short
                 raise TypeError(f"iteration over a 0-d value at {where}")
             return [self.subscript(value, i, node, frame) for i in range(count)]
-        return list(value)
+        return [self.part_of(value, item) for item in value]
+
+    def part_of(self, container, item):
+        """An item of a static container: an array in it, or anything in a
+        container from outside, is itself from outside."""
+        if not self.user_code or isinstance(item, Traced):
+            return item
+        if is_array(item) or id(container) in self.watched:
+            return self.outside_value(item, None)
+        return item
 
     # -- names ------------------------------------------------------------------
 
@@ -497,6 +621,8 @@ class Unroller:
                 raise MutationError("in-place change of an array the function did not create",
                                     self.location_of(target, frame),
                                     hint="Copy it into a local array first.")
+            elif id(container) in self.watched:
+                raise self.outside_write(target, frame)
             else:
                 container[self.concretize(index, lambda v: v, target.slice, frame)] = value
         elif kind is gast.Attribute:
@@ -504,7 +630,9 @@ class Unroller:
             if isinstance(obj, Traced):
                 raise MutationError("assignment to an attribute of an array",
                                     self.location_of(target, frame))
-            setattr(obj, target.attr, value)
+            if id(obj) in self.watched:
+                raise self.outside_write(target, frame)
+            setattr(obj, frame.source.mangle(target.attr), value)
         else:
             raise self.unsupported(target, frame, "this assignment target")
 
@@ -596,6 +724,8 @@ class Unroller:
         rhs = self.eval(stmt.value, frame)
         fn = BINARY[type(stmt.op)]
         if isinstance(current, (list, dict, set)):
+            if id(current) in self.watched:
+                raise self.outside_write(stmt.target, frame)
             fn = getattr(operator, f"i{fn.__name__.strip('_')}")
         new = self.binary(fn, current, rhs)
         in_place = isinstance(current, Traced) and isinstance(current.value, np.ndarray) \
@@ -608,7 +738,10 @@ class Unroller:
             self.bind(stmt.target, new, frame)
 
     def exec_Return(self, stmt, frame):
-        raise _Return(None if stmt.value is None else self.eval(stmt.value, frame))
+        value = None if stmt.value is None else self.eval(stmt.value, frame)
+        if self.depth == 1 and self.user_code:  # the differentiated function's own return
+            self.returned_at = self.location_of(stmt, frame)
+        raise _Return(value)
 
     def exec_If(self, stmt, frame):
         taken = self.truth(self.eval(stmt.test, frame), stmt.test, frame)
@@ -733,15 +866,16 @@ class Unroller:
 
     def eval_Name(self, node, frame):
         try:
-            value = frame.lookup(node.id)
+            value, origin = frame.resolve(node.id)
         except NameError as error:
             raise NameError(f"{error} ({self.location_of(node, frame).short})") from None
-        if is_array(value) and self.user_code:
-            self.array_names.setdefault(id(value), node.id)
-        return value
+        if origin is None or not self.user_code:
+            return value
+        return self.read_outside(node.id, value, origin, frame)
 
     def eval_Attribute(self, node, frame):
-        return self.attribute(self.eval(node.value, frame), node.attr, node, frame)
+        return self.attribute(self.eval(node.value, frame), frame.source.mangle(node.attr),
+                              node, frame)
 
     def eval_Subscript(self, node, frame):
         return self.subscript(self.eval(node.value, frame), self.eval(node.slice, frame),
@@ -934,6 +1068,22 @@ _REWRITES = {
     gast.Await: "Differentiate a plain (synchronous) function.",
     gast.ClassDef: "Define the class at module level.",
 }
+
+
+def _random_state(generator):
+    if isinstance(generator, np.random.RandomState):
+        return generator.get_state()
+    return generator.bit_generator.state
+
+
+def rewind(random_states: dict) -> None:
+    """Put every generator the trace drew from back where it was, so the
+    generated code's first run draws what one call of the function would."""
+    for generator, state in random_states.values():
+        if isinstance(generator, np.random.RandomState):
+            generator.set_state(state)
+        else:
+            generator.bit_generator.state = state
 
 
 def _assigned_names(stmt: gast.Assign) -> set:

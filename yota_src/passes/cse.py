@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..primitives import FRESH_BUFFERS
+from ..primitives import FRESH_BUFFERS, is_random_draw
 from ..tape import Call, Op, Tape
 from .rewrite import rewrite
 
@@ -13,7 +13,7 @@ def eliminate_common_subexpressions(tape: Tape) -> Tape:
     seen: dict = {}
 
     def visit(op: Op, forward: bool, original: Op) -> Op:
-        if not isinstance(op, Call) or _impure(op.fn) or op.fn in FRESH_BUFFERS:
+        if not isinstance(op, Call) or is_random_draw(op.fn) or op.fn in FRESH_BUFFERS:
             return op
         try:
             return seen.setdefault(_key((op.fn, op.args, op.kwargs)), op)
@@ -21,11 +21,6 @@ def eliminate_common_subexpressions(tape: Tape) -> Tape:
             return op
 
     return rewrite(tape, visit)
-
-
-def _impure(fn) -> bool:
-    return (getattr(fn, "__module__", "") or "").startswith("numpy.random") or \
-        type(getattr(fn, "__self__", None)).__module__.startswith("numpy.random")
 
 
 def _key(value):

@@ -1,14 +1,19 @@
-"""Dead code: ops nothing returned or guarded depends on."""
+"""Dead code: ops nothing returned or guarded depends on.
+
+Random draws stay even when unused: each advances its generator, and the
+generated code must consume random numbers as the function does."""
 
 from __future__ import annotations
 
-from ..tape import Guard, Tape, iter_refs, operands
+from ..primitives import is_random_draw
+from ..tape import Call, Guard, Tape, iter_refs, operands
 
 
 def eliminate_dead_code(tape: Tape) -> Tape:
     live = set(iter_refs(tape.output))
     for op in reversed(tape.ops):
-        if isinstance(op, Guard) or op in live:
+        if isinstance(op, Guard) or op in live or (
+                isinstance(op, Call) and is_random_draw(op.fn)):
             live.add(op)
             live.update(operands(op))
     ops = [op for op in tape.ops if op in live]

@@ -38,7 +38,7 @@ def simplify(tape: Tape) -> Tape:
 
 def _respelled(op: Op) -> Op | None:
     """A clearer op computing the same value, if there is one."""
-    if not isinstance(op, Call) or op.kwargs:
+    if not isinstance(op, Call) or op.kwargs or not op.args:
         return None
     if op.fn is np.broadcast_to and not isinstance(op.args[0], Op) and op.shape:
         fill = op.args[0]
