@@ -249,6 +249,8 @@ def _key(value):
         try:
             hash(value)
             return (type(value), value)
-        except TypeError:
-            return (type(value), id(value))
+        except TypeError:  # a set, a slice (before 3.12), ...: by contents, as guarded
+            from .specialisation import snapshot  # late: it builds on this module
+
+            return snapshot(value)
     return (type(value),) + tuple((step, _key(child)) for step, child in children(value))

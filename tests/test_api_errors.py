@@ -1,0 +1,129 @@
+"""The API's own errors: each says what is wrong and what to do, naming the
+user's function and line; none is an internal crash or a silent default."""
+
+import functools
+
+import numpy as np
+import pytest
+
+import yota_src as ys
+from yota_src.api import numerical_gradient
+
+
+def returns_nothing(x):
+    np.sum(x)
+
+
+def returns_pair(x):
+    return np.sum(x), np.mean(x)
+
+
+def returns_vector(x):
+    return x * 2.0
+
+
+def returns_dict(x):
+    return {"loss": np.sum(x)}
+
+
+@pytest.mark.parametrize("f, says", [
+    (returns_nothing, r"returned None.*forget to `return`"),
+    (returns_pair, r"returned a tuple of 2.*loss alone"),
+    (returns_dict, r"returned a dict of 1"),
+    (returns_vector, r"returned ndarray of shape \(3,\).*np.sum"),
+])
+def test_a_non_scalar_result_is_refused_naming_the_function(f, says):
+    with pytest.raises(ValueError, match=f"{f.__name__}\\(\\) must return a scalar.*{says}"):
+        ys.grad(f, np.ones(3))
+
+
+def test_the_refusal_points_at_the_return_line():
+    with pytest.raises(ValueError) as raised:
+        ys.grad(returns_pair, np.ones(3))
+    frame = raised.tb
+    while frame.tb_next is not None:
+        frame = frame.tb_next
+    assert frame.tb_frame.f_code.co_filename == __file__
+    assert frame.tb_lineno == returns_pair.__code__.co_firstlineno + 1
+
+
+def size_one(x):
+    return np.sum(x, keepdims=True) * 2.0
+
+
+def test_a_size_one_array_counts_as_a_scalar_loss():
+    x = np.array([0.5, 1.5])
+    value, g = ys.grad(size_one, x)
+    assert np.shape(value) == (1,) and np.allclose(g[0], 2.0)
+
+
+def two_args(a, b):
+    return np.sum(a * b)
+
+
+@pytest.mark.parametrize("args", [(np.ones(2),), (np.ones(2), np.ones(2), np.ones(2))])
+def test_a_wrong_number_of_arguments_names_the_function(args):
+    with pytest.raises(TypeError, match=r"two_args\(\) \(test_api_errors.py:\d+\) cannot be "
+                                        rf"called with {len(args)} argument"):
+        ys.grad(two_args, *args)
+
+
+def test_the_jax_habit_says_how_to_call_grad():
+    with pytest.raises(TypeError, match=r"not a function.*ys.grad\(f, x\)"):
+        ys.grad(two_args)(np.ones(2), np.ones(2))
+
+
+@pytest.mark.parametrize("wrt, error, says", [
+    (2, ValueError, "index 2 is out of range"),
+    (-1, ValueError, "index -1 is out of range"),
+    ("a", TypeError, "argument indices"),
+    (True, TypeError, "argument indices"),
+    (1.0, TypeError, "argument index or a sequence"),
+])
+def test_a_bad_wrt_is_refused(wrt, error, says):
+    with pytest.raises(error, match=says):
+        ys.grad(two_args, np.ones(2), np.ones(2), wrt=wrt)
+
+
+@pytest.mark.parametrize("api", [ys.grad, ys.simplegrad])
+def test_keyword_arguments_are_refused_with_a_way_out(api):
+    with pytest.raises(TypeError, match=r"positionally.*b=\.\.\."):
+        api(two_args, np.ones(2), b=np.ones(2))
+
+
+def test_a_partial_is_differentiated_in_its_remaining_arguments():
+    a, b = np.array([1.0, 2.0]), np.array([3.0, -1.0])
+    _, g = ys.grad(functools.partial(two_args, a), b)
+    assert len(g) == 1 and np.allclose(g[0], a)
+    value, db = ys.simplegrad(functools.partial(two_args, a), b)(b)
+    assert value == two_args(a, b) and np.allclose(db, a)
+
+
+class Scaled:
+    def __init__(self, scale):
+        self.scale = scale
+
+    def __call__(self, x):
+        return np.sum(self.scale * np.sin(x))
+
+
+def test_a_callable_object_is_differentiated_through_its_call():
+    f, x = Scaled(3.0), np.array([0.2, -0.4])
+    _, g = ys.grad(f, x)
+    assert len(g) == 1 and np.allclose(g[0], numerical_gradient(f, (x,), 0))
+
+
+def test_a_non_callable_target_says_so():
+    with pytest.raises(TypeError, match="differentiates Python functions; got int"):
+        ys.grad(3, np.ones(2))
+
+
+def counts_labels(x, labels):
+    return np.sum(x) * len(labels)
+
+
+def test_a_set_argument_changed_in_place_retraces():
+    labels, x = {"a", "b"}, np.ones(2)
+    assert ys.grad(counts_labels, x, labels)[0] == 4.0
+    labels.add("c")
+    assert ys.grad(counts_labels, x, labels)[0] == 6.0
