@@ -1,7 +1,10 @@
 """A hypothesis strategy for random small NumPy programs, and how to run one.
 
 A program takes 1-3 arrays of mutually broadcastable shapes and uses helper
-calls, a bounded `for` loop and a static `if`, ending in `np.sum`. Every
+calls, a bounded `for` loop and an `if` decided by an argument and by a
+global, ending in `np.sum`. It also reads a module global (`SCALE`) and a
+closure variable (`factor`) that `rebind` changes between calls, so every
+program is checked again after the state it folded has changed. Every
 operation is smooth on the generated inputs (denominators and logs are kept
 away from zero; exponents see a tanh first), so finite differences are a fair
 referee.
@@ -9,9 +12,11 @@ referee.
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import itertools
 import os
+import shutil
 import tempfile
 
 import numpy as np
@@ -24,6 +29,8 @@ UNARY = ["np.tanh({})", "np.sin({})", "np.cos({})", "-({})", "np.square({})",
 BINARY = ["({}) + ({})", "({}) - ({})", "({}) * ({})", "({}) / (1.5 + np.square({}))",
           "np.maximum({}, {})", "np.minimum({}, {})", "helper({}, {})"]
 _counter = itertools.count()
+_directory = tempfile.mkdtemp(prefix="yota_src_programs_")
+atexit.register(shutil.rmtree, _directory, ignore_errors=True)
 
 
 @st.composite
@@ -47,44 +54,74 @@ def programs(draw):
     shapes = draw(mutually_broadcastable_shapes(num_shapes=n_args, min_dims=0, max_dims=2,
                                                 max_side=3))
     args = [f"x{i}" for i in range(n_args)]
+    names = args + ["SCALE", "factor"]
     helper = draw(expressions(["a", "b"], depth=2, calls=False))
-    start = draw(expressions(args, depth=2))
-    step = draw(expressions(args + ["h"], depth=2))
-    then = draw(expressions(args + ["h"], depth=1))
-    other = draw(expressions(args + ["h"], depth=1))
+    start = draw(expressions(names, depth=2))
+    step = draw(expressions(names + ["h"], depth=2))
+    then = draw(expressions(names + ["h"], depth=1))
+    other = draw(expressions(names + ["h"], depth=1))
     loops = draw(st.integers(0, 3))
     flag = draw(st.booleans())
+    scale, factor = draw(st.sampled_from([-1.5, -0.5, 0.5, 2.0])), draw(st.floats(-2, 2))
     source = f"""import numpy as np
+
+SCALE = {scale!r}
 
 
 def helper(a, b):
     return {helper}
 
 
-def program({", ".join(args)}, flag={flag}):
-    h = {start}
-    for i in range({loops}):
-        h = 0.5 * ({step}) + 0.1 * i
-    if flag:
-        h = {then}
-    else:
-        h = {other}
-    return np.sum(h * 1.0)
+def make():
+    factor = {factor!r}
+
+    def program({", ".join(args)}, flag={flag}):
+        h = {start}
+        for i in range({loops}):
+            h = 0.5 * ({step}) + 0.1 * i
+        if flag and SCALE > 0:
+            h = {then}
+        else:
+            h = {other}
+        return np.sum(h * factor)
+
+    def rebind(scale, new_factor):
+        global SCALE
+        nonlocal factor
+        SCALE, factor = scale, new_factor
+
+    return program, rebind
+
+
+program, rebind = make()
 """
     return source, shapes.input_shapes
 
 
 def load_program(source: str):
-    """Write the program to a file (yota-src reads source) and import it."""
-    directory = tempfile.mkdtemp(prefix="yota_src_program_")
+    """Write the program to a file (yota-src reads source) and import it; the
+    module (`program` and `rebind`). Files live until the process exits."""
     name = f"generated_program_{next(_counter)}"
-    path = os.path.join(directory, f"{name}.py")
+    path = os.path.join(_directory, f"{name}.py")
     with open(path, "w") as file:
         file.write(source)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.program
+    return module
+
+
+def check_program(source: str, shapes, seed: int) -> None:
+    """Gradients against finite differences, before and after `rebind`
+    changes the global and the closure variable the program folded."""
+    import yota_src as ys
+
+    module = load_program(source)
+    args = arguments(shapes, seed)
+    ys.check_grad(module.program, *args, rtol=1e-4, atol=1e-6)
+    rng = np.random.default_rng(seed)
+    module.rebind(float(rng.choice([-1.5, 0.5, 3.0])), float(rng.uniform(-2, 2)))
+    ys.check_grad(module.program, *args, rtol=1e-4, atol=1e-6)
 
 
 def arguments(shapes, seed: int):
