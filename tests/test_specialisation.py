@@ -70,6 +70,26 @@ def with_default(x, power=2.0):
     return np.sum(np.abs(x) ** power)
 
 
+INDEX = np.array([0, 2])
+
+
+def picks(x):
+    if INDEX[0] == 0:
+        return np.sum(x[INDEX] ** 2)
+    return np.sum(x[INDEX] ** 3)
+
+
+def test_an_index_array_changed_in_place_retraces():
+    x = np.array([0.5, -1.0, 2.0])
+    ys.grad(picks, x)
+    saved = INDEX.copy()
+    try:
+        INDEX[...] = [1, 1]
+        assert_right(picks, x)
+    finally:
+        INDEX[...] = saved
+
+
 def branch_on_global_array(x):
     if np.sum(WEIGHTS) > 0:
         return np.sum(x * 2.0)

@@ -54,8 +54,10 @@ def snapshot(value):
         if isinstance(value, slice):
             return (slice, snapshot((value.start, value.stop, value.step)))
         return (type(value), value)
-    if is_array(value):
-        return (Same(value), value.shape, value.dtype)
+    if is_array(value):  # float arrays are read live; indices and masks fold
+        if np.issubdtype(value.dtype, np.inexact):
+            return (Same(value), value.shape, value.dtype)
+        return (Same(value), value.shape, value.dtype, np.asarray(value).tobytes())
     if isinstance(value, types.MethodType):
         return (types.MethodType, Same(value.__func__), Same(value.__self__))
     if isinstance(value, types.FunctionType):
@@ -86,12 +88,42 @@ class Dependency:
     expected: object
     shown: str  # the value as the docstring shows it
     listed: bool = True  # worth listing in a docstring (not a library module, a builtin)
+    same: Callable | None = None  # a quicker test of the snapshot, made by `dependency`
 
     def holds(self) -> bool:
         try:
+            if self.same is not None:
+                return self.same(self.read())
             return snapshot(self.read()) == self.expected
         except Exception:  # the name was deleted, the attribute is gone, ...
             return False
+
+
+def dependency(what: str, read: Callable[[], object], value) -> Dependency:
+    """A Dependency on `value` as `read()` gives it now. Checked on every
+    cache hit, so the common kinds get a test cheaper than a new snapshot."""
+    expected = snapshot(value)
+    return Dependency(what, read, expected, describe(value), worth_listing(value),
+                      _quick_test(value, expected))
+
+
+def _quick_test(value, expected) -> Callable | None:
+    if isinstance(expected, Same) or value is MISSING:
+        return lambda current: current is value
+    if isinstance(value, types.FunctionType):
+        code, defaults, kwdefaults = value.__code__, value.__defaults__, value.__kwdefaults__
+        if not defaults and not kwdefaults:
+            return lambda current: current is value and current.__code__ is code \
+                and not current.__defaults__ and not current.__kwdefaults__
+        return None
+    if type(value) in (bool, int, float, str) and value == value:
+        kind = type(value)
+        return lambda current: type(current) is kind and current == value
+    if is_array(value) and np.issubdtype(value.dtype, np.inexact):  # contents are read live
+        shape, dtype = value.shape, value.dtype
+        return lambda current: current is value and current.shape == shape \
+            and current.dtype == dtype
+    return None
 
 
 def first_stale(dependencies) -> Dependency | None:

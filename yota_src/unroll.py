@@ -27,7 +27,7 @@ from . import primitives, rules
 from .builtin_calls import builtin_handler
 from .errors import Location, MutationError, UnsupportedSyntaxError, YotaError
 from .source import FunctionSource, closure_cells, function_source, unwrap
-from .specialisation import MISSING, Dependency, describe, snapshot, worth_listing
+from .specialisation import MISSING, dependency, describe
 from .structs import is_array
 from .tape import Call, Const, Guard, Input, Op
 from .traced import Traced, describe_value, has_traced, traced_in, values_of
@@ -288,8 +288,7 @@ class Unroller:
 
     def depend(self, key, what: str, read, value) -> None:
         if key not in self.dependencies:
-            self.dependencies[key] = Dependency(what, read, snapshot(value), describe(value),
-                                                worth_listing(value))
+            self.dependencies[key] = dependency(what, read, value)
 
     def outside_value(self, value, name: str | None):
         """Objects are watched (their attribute reads become dependencies);
