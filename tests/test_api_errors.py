@@ -127,3 +127,13 @@ def test_a_set_argument_changed_in_place_retraces():
     assert ys.grad(counts_labels, x, labels)[0] == 4.0
     labels.add("c")
     assert ys.grad(counts_labels, x, labels)[0] == 6.0
+
+
+@pytest.mark.parametrize("target, says", [
+    (np.sum, "np.sum is a primitive"),
+    (Scaled, "Scaled is a class, not a Python function"),
+    (np.linalg.matrix_power, "matrix_power is a function of numpy.linalg, not a Python function"),
+])
+def test_a_target_without_source_is_described_truly(target, says):
+    with pytest.raises(ys.errors.SourceUnavailableError, match=says):
+        ys.grad(target, np.ones((2, 2)))

@@ -345,6 +345,15 @@ def test_a_generator_object_is_refused_clearly_and_left_as_it_was():
     assert RNG.normal() == expected
 
 
+def test_trace_draws_as_one_call_of_f():
+    x = np.ones(3)
+    np.random.seed(1)
+    expected, after = noisy(x), np.random.rand()
+    np.random.seed(1)
+    value, _ = ys.trace(noisy, x)
+    assert value == expected and np.random.rand() == after
+
+
 def scalar_noise(x):
     return np.sum(x) + np.random.rand()
 

@@ -21,6 +21,7 @@ from . import codegen, loader, rules
 from .adjoint import backward, gradient_outputs
 from .errors import ControlFlowChanged, SignatureMismatch, SourceUnavailableError
 from .passes import eliminate_dead_code, optimize
+from .primitives import display_name
 from .source import function_source, unwrap
 from .specialisation import describe_outside, first_stale
 from .structs import (
@@ -167,7 +168,7 @@ def trace(f: Callable, *args) -> tuple[Any, Tape]:
     """The value of `f(*args)` and the tape of primitive operations behind it."""
     fn, full_args, _ = _target(f, args)
     with _errors_at_user_lines():
-        unroller, value, signature = _unroll(fn, full_args)
+        unroller, value, signature = _unroll(fn, full_args, rewind_draws=False)
     tape = Tape(list(unroller.ops), unroller.refs(value), signature)
     return values_of(value), eliminate_dead_code(tape)
 
@@ -311,14 +312,26 @@ def _wrt_indices(wrt, n_args: int, n_bound: int) -> frozenset:
     return frozenset(int(i) + n_bound for i in indices)
 
 
-def _unroll(fn: Callable, args: tuple):
+def _unroll(fn: Callable, args: tuple, rewind_draws: bool = True):
+    """Run `fn` on traced arguments. Random generators it drew from are put
+    back (`rewind_draws`) when the generated code is what will draw for the
+    caller; `trace` returns the traced value itself, so it keeps the draws."""
     plain = unwrap(fn)
-    if rules.is_primitive(plain) or not inlinable(plain):
+    name = getattr(plain, "__qualname__", None) or getattr(plain, "__name__", None) \
+        or type(plain).__name__
+    if rules.is_primitive(plain):
         raise SourceUnavailableError(
-            f"{getattr(plain, '__name__', plain)!s} is a primitive, not a Python function "
-            "of yours with source to unroll",
+            f"{display_name(plain)} is a primitive (yota-src has a rule for it), not a Python "
+            "function of yours with source to unroll",
             hint="Differentiate a function of your own that calls it, e.g. "
                  "`def f(x): return np.sum(x)`.")
+    if not inlinable(plain):
+        module = getattr(plain, "__module__", None)
+        kind = "a class" if isinstance(plain, type) else \
+            f"a function of {module}" if callable(plain) and module else f"a {type(plain).__name__}"
+        raise SourceUnavailableError(
+            f"{name} is {kind}, not a Python function with source yota-src can unroll",
+            hint="Differentiate a Python function (`def` or `lambda`) that calls it.")
     source = function_source(plain)
     _check_call(plain, args, source)
     signature = Signature.of(plain.__name__, _parameter_names(plain, len(args)), args,
@@ -333,7 +346,10 @@ def _unroll(fn: Callable, args: tuple):
     traced = tuple(rebuild(arg, leaf_value(i)) for i, arg in enumerate(args))
     try:
         value = unroller.call_function(plain, traced, {})
-    finally:
+    except BaseException:
+        rewind(unroller.random_states)  # a failed attempt draws nothing
+        raise
+    if rewind_draws:
         rewind(unroller.random_states)
     signature.outside = describe_outside(unroller.dependencies.values())
     return unroller, value, signature
