@@ -209,6 +209,7 @@ class Unroller:
         self.values: dict[Op, object] = {}  # example value of each op, while unrolling
         self.dependencies: dict = {}  # what the trace read from outside the arguments
         self.watched: dict[int, object] = {}  # objects from outside, by id: attribute reads count
+        self.outside_names: dict[int, str] = {}  # the names outside containers were read by
         self.lifted: dict[int, Traced] = {}  # arrays from outside, by id
         self.random_states: dict = {}  # generators drawn from: (generator, state before)
         self.view_bases: dict[Traced, Traced] = {}  # a view -> the array it looks into
@@ -297,6 +298,8 @@ class Unroller:
             return self.lift(value, name)
         if _watched(value):
             self.watched[id(value)] = value
+            if name and id(value) not in self.outside_names:
+                self.outside_names[id(value)] = name
         return value
 
     def lift(self, array, name: str | None) -> Traced:
@@ -310,7 +313,7 @@ class Unroller:
         if known is not None and known.value is array:
             return known
         const = Const(array, self.loc)
-        const.hint = name if name and name.isidentifier() else None
+        const.hint = name if name and name.isidentifier() else "array"
         const.depends = np.issubdtype(np.asarray(array).dtype, np.inexact)
         self.ops.append(const)
         self.values[const] = array
@@ -548,7 +551,7 @@ class Unroller:
         if not isinstance(obj, (list, dict, tuple, set, frozenset)):  # their snapshot has all
             self.depend(("attr", id(obj), name), f"attribute {name} of {describe(obj)}",
                         lambda: getattr(obj, name), value)
-        return self.outside_value(value, name)
+        return self.outside_value(value, self.part_name(obj, name) or name)
 
     def traced_attribute(self, x: Traced, name: str, node, frame):
         value = x.value
@@ -577,7 +580,7 @@ class Unroller:
             if is_array(obj):
                 return self.primitive(operator.getitem, (obj, index), {})
             index = self.concretize(index, operator.index, node, frame)
-        return self.part_of(obj, obj[index])
+        return self.part_of(obj, obj[index], index)
 
     def iterate(self, value, node, frame) -> list:
         if isinstance(value, Traced):
@@ -587,16 +590,25 @@ class Unroller:
                 where = self.location_of(node, frame).short
                 raise TypeError(f"iteration over a 0-d value at {where}")
             return [self.subscript(value, i, node, frame) for i in range(count)]
-        return [self.part_of(value, item) for item in value]
+        if isinstance(value, dict):
+            return [self.part_of(value, key, None) for key in value]
+        return [self.part_of(value, item, i) for i, item in enumerate(value)]
 
-    def part_of(self, container, item):
+    def part_of(self, container, item, key):
         """An item of a static container: an array in it, or anything in a
-        container from outside, is itself from outside."""
+        container from outside, is itself from outside (named after the
+        container and the key: `LAYERS_0`)."""
         if not self.user_code or isinstance(item, Traced):
             return item
         if is_array(item) or id(container) in self.watched:
-            return self.outside_value(item, None)
+            return self.outside_value(item, self.part_name(container, key))
         return item
+
+    def part_name(self, container, key) -> str | None:
+        base = self.outside_names.get(id(container))
+        if base is None or not isinstance(key, (int, str)):
+            return base
+        return "".join(c if c.isalnum() or c == "_" else "_" for c in f"{base}_{key}")
 
     # -- names ------------------------------------------------------------------
 
