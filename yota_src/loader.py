@@ -83,16 +83,42 @@ def _definition(value) -> errors.Location | None:
 
 
 def write_atomic(path: str | os.PathLike, text: str) -> None:
-    """Replace `path` with `text` in one step: never a half-written file."""
+    """Replace `path` with `text` in one step: never a half-written file.
+
+    A symlink is followed and its target replaced (the link stays a link);
+    the file keeps its mode, or a new one gets what a plain `open` would give
+    under the umask. Errors name `path`, never the temporary file.
+    """
     path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.",
-                                         suffix=".tmp")
+    target = os.path.realpath(path)
+    try:
+        _replace(target, text)
+    except OSError as error:
+        raise type(error)(error.errno, error.strerror, path) from None
+
+
+def _replace(target: str, text: str) -> None:
+    directory, name = os.path.split(target)
+    try:
+        mode = os.stat(target).st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as file:
             file.write(text)
-        os.replace(temporary, path)
+            file.flush()
+            os.fsync(file.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
     except BaseException:
         if os.path.exists(temporary):
             os.unlink(temporary)
         raise
+
+
+def _umask() -> int:
+    """The process umask (reading it means setting it, so set it straight back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
