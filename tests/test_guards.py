@@ -199,3 +199,15 @@ def test_docstring_describes_static_objects_without_memory_addresses():
     assert "0x" not in docstring
     words = " ".join(docstring.split())
     assert "activation is test_guards." in words and "<locals>.<lambda> (test_guards.py:" in words
+
+
+def weighted(d, x):
+    return np.sum(d[(1, "a")] * x)
+
+
+def test_dict_with_tuple_keys_gets_valid_names_and_a_key_guard():
+    d, x = {(1, "a"): np.full(3, 2.0)}, np.arange(3.0)
+    ys.check_grad(weighted, d, x)
+    df = ys.simplegrad(weighted, d, x)
+    with pytest.raises(SignatureMismatch, match=r"keys \[\(1, 'a'\)\] in this order"):
+        df({(1, "b"): np.ones(3)}, x)

@@ -322,6 +322,8 @@ class _Writer:
         return None
 
     def fresh(self, base: str) -> str:
+        """An unused identifier from `base` (`dd_(1, 'a')` -> `dd_1_a`)."""
+        base = re.sub(r"\W+", "_", base).strip("_") or "v"
         base = base if base.isidentifier() and not keyword.iskeyword(base) else f"v_{base}"
         name, n = base, 1
         while name in self.taken:

@@ -176,9 +176,10 @@ class Leaf:
 
     def describe(self) -> str:
         if self.kind == STATIC:
-            by_identity = self.value is None or isinstance(self.value, bool) \
-                or qualified_name(self.value) is not None
-            return f"{'is' if by_identity else '=='} {describe_value(self.value)}"
+            value = self.value
+            by_identity = value is None or isinstance(value, bool) \
+                or qualified_name(value) is not None or type(value).__eq__ is object.__eq__
+            return f"{'is' if by_identity else '=='} {describe_value(value)}"
         if self.scalar:
             return "float" if self.type in (float, np.float64) else self.type.__name__
         return f"{np.dtype(self.dtype).name} {self.shape}"
