@@ -1,5 +1,7 @@
 """`yota-src gen` and `yota-src trace`, run as a user runs them."""
 
+import os
+import stat
 import subprocess
 import sys
 import textwrap
@@ -8,9 +10,10 @@ import pytest
 from conftest import EXAMPLES
 
 
-def run(*args, cwd=None):
+def run(*args, cwd=None, env=None):
     return subprocess.run([sys.executable, "-m", "yota_src.cli", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=300)
+                          text=True, cwd=cwd, timeout=300,
+                          env=None if env is None else {**os.environ, **env})
 
 
 def affine(*extra):
@@ -104,3 +107,163 @@ def test_bad_input_is_one_clear_line_and_leaves_output_untouched(case, tmp_path)
     assert expected in lines[0]
     if case == "no_rule":
         assert "norule.py:4" in lines[0]
+
+
+def write(path, text):
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+SQUARES = """
+    import numpy as np
+    def loss(x):
+        return np.sum(x * x)
+    def example():
+        return (np.ones(3),)
+"""
+
+
+def assert_one_error_line(result, *fragments):
+    assert result.returncode not in (0, 1), result.stdout
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("yota-src: error: "), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+    return lines[0]
+
+
+RAISING_ARGS = {
+    "ZeroDivisionError in a helper": ("def helper():\n    return 1 / 0\n"
+                                      "def example():\n    return (helper(),)\n", 6),
+    "custom exception": ("class Oops(Exception):\n    pass\n"
+                         "def example():\n    raise Oops('no example')\n", 8),
+    "RuntimeError": ("def example():\n    raise RuntimeError('no example')\n", 6),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RAISING_ARGS))
+def test_args_callable_that_raises_is_one_line_naming_the_users_line(case, tmp_path):
+    text, line = RAISING_ARGS[case]
+    model = tmp_path / "model.py"
+    model.write_text("import numpy as np\ndef loss(x):\n    return np.sum(x)\n\n" + text)
+    out = write(tmp_path / "grad_loss.py", "# precious\n")
+    result = run("gen", f"{model}:loss", "--args", f"{model}:example", "-o", str(out))
+    assert_one_error_line(result, f"model.py:{line}:")
+    assert out.read_text() == "# precious\n"
+
+
+def test_file_that_raises_on_import_is_one_line_naming_its_line(tmp_path):
+    model = write(tmp_path / "model.py", """
+        import numpy as np
+        SCALE = {}["missing"]
+    """)
+    result = run("gen", f"{model}:loss", "--args", f"{model}:example")
+    assert_one_error_line(result, "model.py:3:", "KeyError")
+
+
+def test_error_raised_while_unrolling_names_the_users_line(tmp_path):
+    model = write(tmp_path / "model.py", """
+        import numpy as np
+        def loss(x):
+            raise RuntimeError("not differentiable today")
+        def example():
+            return (np.ones(3),)
+    """)
+    for command in ("gen", "trace"):
+        result = run(command, f"{model}:loss", "--args", f"{model}:example")
+        assert_one_error_line(result, "model.py:4:", "not differentiable today")
+
+
+@pytest.mark.parametrize("which", ["function file", "args file"])
+def test_output_naming_an_input_file_is_refused_and_leaves_it_untouched(which, tmp_path):
+    model = write(tmp_path / "model.py", SQUARES)
+    examples = write(tmp_path / "examples.py", "import numpy as np\nARGS = (np.ones(3),)\n")
+    before = {path: path.read_text() for path in (model, examples)}
+    output = model if which == "function file" else examples
+    result = run("gen", f"{model}:loss", "--args", f"{examples}:ARGS", "-o", str(output))
+    assert_one_error_line(result, "input file")
+    assert {path: path.read_text() for path in before} == before
+
+
+def test_symlinked_output_replaces_its_target_and_stays_a_link(tmp_path):
+    model = write(tmp_path / "model.py", SQUARES)
+    target = write(tmp_path / "generated.py", "# old\n")
+    link = tmp_path / "grad_loss.py"
+    link.symlink_to(target.name)
+    result = run("gen", f"{model}:loss", "--args", f"{model}:example", "-o", str(link))
+    assert result.returncode == 0, result.stderr
+    assert link.is_symlink() and "def grad_loss(x):" in target.read_text()
+
+
+def test_new_output_file_gets_the_mode_a_plain_write_gives(tmp_path):
+    model = write(tmp_path / "model.py", SQUARES)
+    out = tmp_path / "grad_loss.py"
+    umask = os.umask(0o027)
+    try:
+        result = run("gen", f"{model}:loss", "--args", f"{model}:example", "-o", str(out))
+    finally:
+        os.umask(umask)
+    assert result.returncode == 0, result.stderr
+    assert stat.S_IMODE(out.stat().st_mode) == 0o640
+
+
+def test_existing_output_file_keeps_its_mode(tmp_path):
+    model = write(tmp_path / "model.py", SQUARES)
+    out = write(tmp_path / "grad_loss.py", "# old\n")
+    out.chmod(0o755)
+    result = run("gen", f"{model}:loss", "--args", f"{model}:example", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert stat.S_IMODE(out.stat().st_mode) == 0o755
+
+
+@pytest.mark.parametrize("where", ["missing directory", "directory"])
+def test_write_error_names_the_users_path_not_a_temporary_file(where, tmp_path):
+    model = write(tmp_path / "model.py", SQUARES)
+    (tmp_path / "out").mkdir()
+    out = tmp_path / "nowhere" / "grad_loss.py" if where == "missing directory" \
+        else tmp_path / "out"
+    result = run("gen", f"{model}:loss", "--args", f"{model}:example", "-o", str(out))
+    line = assert_one_error_line(result, str(out))
+    assert ".tmp" not in line
+    assert [path.name for path in tmp_path.rglob("*.tmp")] == []
+
+
+@pytest.mark.parametrize("name", ["operator", "math", "numpy", "functools"])
+def test_user_module_named_like_a_library_module_is_differentiated(name, tmp_path):
+    model = write(tmp_path / f"{name}.py", SQUARES)
+    result = run("gen", f"{model}:loss", "--args", f"{model}:example")
+    assert result.returncode == 0, result.stderr
+    assert "def grad_loss(x):" in result.stdout
+
+
+def test_gen_is_byte_identical_under_any_hash_seed_and_check_passes(tmp_path):
+    model = write(tmp_path / "model.py", """
+        import numpy as np
+        def loss(x, names):
+            return np.sum(x) * len(names)
+        def example():
+            return (np.ones(3), frozenset({"alpha", "beta", "gamma", "delta", "epsilon", "zeta"}))
+    """)
+    outputs = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"grad_{seed}.py"
+        command = ("gen", f"{model}:loss", "--args", f"{model}:example", "-o", str(out))
+        assert run(*command, env={"PYTHONHASHSEED": seed}).returncode == 0
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+    assert run(*command, "--check", env={"PYTHONHASHSEED": "3"}).returncode == 0
+
+
+def test_gen_refuses_a_module_that_compares_an_argument_with_a_live_object(tmp_path):
+    model = write(tmp_path / "model.py", """
+        import numpy as np
+        def loss(x, activation):
+            return np.sum(activation(x))
+        def example():
+            return (np.ones(3), lambda v: v * 2.0)
+    """)
+    out = write(tmp_path / "grad_loss.py", "# precious\n")
+    result = run("gen", f"{model}:loss", "--args", f"{model}:example", "-o", str(out))
+    assert_one_error_line(result, "model.py:6:", "cannot be saved")
+    assert out.read_text() == "# precious\n"

@@ -1,10 +1,13 @@
 """Generated code refuses calls outside what it was specialised to."""
 
+import dataclasses
+import types
+
 import numpy as np
 import pytest
 
 import yota_src as ys
-from yota_src.errors import ControlFlowChanged, SignatureMismatch
+from yota_src.errors import ControlFlowChanged, SignatureMismatch, UnsaveableError
 
 
 def scaled(x, n, mode):
@@ -101,3 +104,110 @@ def test_data_dependent_shapes_are_guarded():
     assert np.allclose(df(np.array([3.0, -2.0, 1.0]))[1], [1.0, 0.0, 1.0])
     with pytest.raises(ControlFlowChanged):
         df(np.array([3.0, 2.0, 1.0]))
+
+
+def stacked_first(d):
+    return np.sum(np.stack(list(d.values()))[0])
+
+
+def test_dict_argument_with_keys_in_another_order_is_refused():
+    df = ys.simplegrad(stacked_first, {"a": np.ones(2), "b": np.ones(2)})
+    expected = r"keys \['a', 'b'\] in this order, got \['b', 'a'\]"
+    with pytest.raises(SignatureMismatch, match=expected):
+        df({"b": np.ones(2), "a": np.ones(2)})
+
+
+@dataclasses.dataclass
+class Pair:
+    w: np.ndarray
+    s: float
+
+
+def pair_loss(p, x, d, n):
+    return np.sum(p.w * x) * p.s + d["k"] * n
+
+
+def pair_args():
+    return Pair(np.ones(3), 2.0), np.ones(3), {"k": 1.5}, 2
+
+
+def without_w():
+    pair = Pair(np.ones(3), 2.0)
+    del pair.w
+    return pair
+
+
+WRONG_ARGUMENTS = {
+    "list for array": (1, [1.0, 2.0, 3.0]),
+    "None for array": (1, None),
+    "float for array": (1, 1.0),
+    "array for float": (2, {"k": np.ones(3)}),
+    "int for float": (2, {"k": 1}),
+    "dict missing a key": (2, {}),
+    "list for dict": (2, [1.5]),
+    "struct missing an attribute": (0, without_w()),
+    "other class for struct": (0, types.SimpleNamespace(w=np.ones(3), s=2.0)),
+    "float for static int": (3, 2.0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WRONG_ARGUMENTS))
+def test_argument_of_the_wrong_type_raises_signature_mismatch(case):
+    df = ys.simplegrad(pair_loss, *pair_args())
+    index, wrong = WRONG_ARGUMENTS[case]
+    args = list(pair_args())
+    args[index] = wrong
+    with pytest.raises(SignatureMismatch, match="grad_pair_loss was generated for"):
+        df(*args)
+
+
+@pytest.mark.parametrize("case", sorted(WRONG_ARGUMENTS))
+def test_saved_module_refuses_an_argument_of_the_wrong_type_with_value_error(case, tmp_path):
+    path = tmp_path / "grad_pair_loss.py"
+    ys.simplegrad(pair_loss, *pair_args()).save(path)
+    namespace = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    index, wrong = WRONG_ARGUMENTS[case]
+    args = list(pair_args())
+    args[index] = wrong
+    with pytest.raises(ValueError, match="grad_pair_loss was generated for") as error:
+        namespace["grad_pair_loss"](*args)
+    assert type(error.value) is ValueError
+
+
+def apply(x, activation):
+    return np.sum(activation(x))
+
+
+def test_static_function_without_a_name_is_guarded_by_identity():
+    df = ys.simplegrad(apply, np.ones(3), lambda v: v * 2.0)
+    with pytest.raises(SignatureMismatch, match="activation is .*<lambda>"):
+        df(np.ones(3), lambda v: v * 3.0)
+
+
+def test_module_guarded_by_identity_is_refused_when_saved(tmp_path):
+    df = ys.simplegrad(apply, np.ones(3), lambda v: v * 2.0)
+    path = tmp_path / "grad_apply.py"
+    with pytest.raises(UnsaveableError, match=r"test_guards.py:\d+: grad_apply cannot be saved"):
+        df.save(path)
+    assert not path.exists()
+
+
+def test_docstring_describes_static_objects_without_memory_addresses():
+    df = ys.simplegrad(apply, np.ones(3), lambda v: v * 2.0)
+    docstring = df.source.split('"""')[1]
+    assert "0x" not in docstring
+    words = " ".join(docstring.split())
+    assert "activation is test_guards." in words and "<locals>.<lambda> (test_guards.py:" in words
+
+
+def weighted(d, x):
+    return np.sum(d[(1, "a")] * x)
+
+
+def test_dict_with_tuple_keys_gets_valid_names_and_a_key_guard():
+    d, x = {(1, "a"): np.full(3, 2.0)}, np.arange(3.0)
+    ys.check_grad(weighted, d, x)
+    df = ys.simplegrad(weighted, d, x)
+    with pytest.raises(SignatureMismatch, match=r"keys \[\(1, 'a'\)\] in this order"):
+        df({(1, "b"): np.ones(3)}, x)

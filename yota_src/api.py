@@ -97,6 +97,7 @@ class GradFunction:
 
     def save(self, path) -> None:
         """Write the module; importing it gives `grad_<name>`, needing only NumPy."""
+        loader.require_saveable(self._function)
         loader.write_atomic(path, self.source)
 
     def __str__(self) -> str:

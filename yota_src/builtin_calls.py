@@ -117,9 +117,9 @@ def _refused(fn):
 _BUILTINS.update({fn: _refused(fn) for fn in (exec, eval, compile, globals, locals, vars)})
 _BUILTINS.update({fn: _iterating(fn) for fn in (
     zip, enumerate, reversed, list, tuple, set, sorted, map, filter, iter, dict)})
-# Shapes and dtypes are static even for traced arrays.
+# Types, shapes and dtypes are static even for traced arrays.
 _BUILTINS.update({fn: _static_info(fn) for fn in (
-    np.shape, np.ndim, np.size, np.result_type, np.isscalar, np.iscomplexobj, np.isrealobj)})
+    type, np.shape, np.ndim, np.size, np.result_type, np.isscalar, np.iscomplexobj, np.isrealobj)})
 
 
 def builtin_handler(fn):

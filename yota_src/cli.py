@@ -10,11 +10,13 @@ import argparse
 import importlib.util
 import os
 import sys
+import sysconfig
+import traceback
+import types
 from collections.abc import Sequence
 
-from . import api, codegen
+from . import api, loader
 from .errors import YotaError
-from .loader import write_atomic
 
 
 class UsageError(Exception):
@@ -37,14 +39,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = parser.parse_args(argv)
     try:
         return _run(options)
-    except (UsageError, YotaError, SyntaxError, ImportError, OSError, ValueError, TypeError,
-            AttributeError, NameError, KeyError, IndexError, AssertionError,
-            codegen.CodegenError) as error:
+    except KeyboardInterrupt:
+        print("yota-src: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:  # any failure of the user's input: one line, no traceback
         print(f"yota-src: error: {_one_line(error)}", file=sys.stderr)
         return 2
 
 
 def _run(options) -> int:
+    output = getattr(options, "output", None)
+    if output:
+        _refuse_overwriting_inputs(output, options.target, options.args)
     fn = _load_object(options.target)
     args = _load_object(options.args)
     args = args() if callable(args) else args
@@ -55,26 +61,47 @@ def _run(options) -> int:
         _, tape = api.trace(fn, *args)
         print(tape)
         return 0
-    if options.check and not options.output:
+    if options.check and not output:
         raise UsageError("--check needs -o OUT.py, the file to compare")
-    source = api.simplegrad(fn, *args).source
+    gradient = api.simplegrad(fn, *args)
+    loader.require_saveable(gradient._function)  # the module is meant to be saved
+    source = gradient.source
     if options.check:
         try:
-            with open(options.output, encoding="utf-8") as file:
+            with open(output, encoding="utf-8") as file:
                 current = file.read()
         except FileNotFoundError:
             current = None
         if current != source:
-            print(f"yota-src: {options.output} is stale: regenerate it with "
-                  f"`yota-src gen {options.target} --args {options.args} -o {options.output}`",
+            print(f"yota-src: {output} is stale: regenerate it with "
+                  f"`yota-src gen {options.target} --args {options.args} -o {output}`",
                   file=sys.stderr)
             return 1
         return 0
-    if options.output:
-        write_atomic(options.output, source)
+    if output:
+        loader.write_atomic(output, source)
     else:
         sys.stdout.write(source)
     return 0
+
+
+def _refuse_overwriting_inputs(output: str, *specs: str) -> None:
+    """`-o` naming the file being differentiated (or the --args file) would
+    replace the user's source with generated code: refuse before any work."""
+    for spec in specs:
+        path = spec.rpartition(":")[0]
+        if path and _same_file(output, path):
+            raise UsageError(f"-o {output} names the input file {path}: "
+                             "choose another output file")
+
+
+def _same_file(first: str, second: str) -> bool:
+    if os.path.realpath(first) == os.path.realpath(second):
+        return True
+    try:
+        return os.path.samefile(first, second)  # hard links
+    except OSError:
+        return False
 
 
 def _load_object(spec: str):
@@ -93,38 +120,105 @@ def _load_object(spec: str):
     return obj
 
 
-_modules: dict[str, object] = {}
+_modules: dict[str, types.ModuleType] = {}
 
 
-def _import_file(path: str):
+def _import_file(path: str) -> types.ModuleType:
+    """Run the user's file as a module named after it.
+
+    Its directory goes to the end of sys.path (its sibling modules import,
+    but never in place of the standard library or installed packages), and
+    it is registered in sys.modules under its name only where that name is
+    free: a user's operator.py must not replace the `operator` that yota-src
+    and NumPy import, nor pass for it. Otherwise it is named `<operator.py>`,
+    which no import reaches: generated code that would need to import it is
+    refused by codegen with a clear message.
+    """
     path = os.path.abspath(path)
     if path in _modules:
         return _modules[path]
     directory, filename = os.path.split(path)
     module_name = os.path.splitext(filename)[0]
-    if directory not in sys.path:
-        sys.path.insert(0, directory)
+    register = _name_is_free(module_name, path)
+    if not register:  # a name that is not importable, so nothing mistakes it for the other
+        module_name = f"<{filename}>"
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
-        raise UsageError(f"cannot import {path}")
+        raise UsageError(f"cannot import {path}: not a Python file")
+    if directory not in sys.path:
+        sys.path.append(directory)
     module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
+    if register:
+        sys.modules[module_name] = module
     try:
         spec.loader.exec_module(module)
-    except SyntaxError as error:
-        raise UsageError(f"{path}:{error.lineno}: syntax error: {error.msg}") from None
+    except BaseException:
+        if register:
+            del sys.modules[module_name]
+        raise
     _modules[path] = module
     return module
 
 
+def _name_is_free(module_name: str, path: str) -> bool:
+    """Whether `import module_name` could only ever mean the file at `path`."""
+    if not module_name.isidentifier() or module_name in sys.modules:
+        return False
+    try:
+        found = importlib.util.find_spec(module_name)
+    except (ImportError, ValueError):
+        return False
+    return found is None or (found.origin is not None and _same_file(found.origin, path))
+
+
 def _one_line(error: BaseException) -> str:
-    text = str(error).strip() or type(error).__name__
-    first = text.splitlines()[0]
-    if isinstance(error, YotaError):
-        return f"{first} ({error.hint})" if error.hint else first
+    """The error as one line, led by the user's file:line where there is one."""
     if isinstance(error, UsageError):
-        return first
-    return f"{type(error).__name__}: {first}"
+        return _first_line(error)
+    if isinstance(error, YotaError):
+        first = _first_line(error)
+        return f"{first} ({error.hint})" if error.hint else first
+    if isinstance(error, SyntaxError):
+        where = f"{error.filename}:{error.lineno}: " if error.filename else ""
+        return f"{where}syntax error: {error.msg}"
+    if isinstance(error, OSError) and error.filename is not None and error.strerror:
+        return f"{error.filename}: {error.strerror}"
+    where = _user_location(error)
+    return f"{where + ': ' if where else ''}{type(error).__name__}: {_first_line(error)}"
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def _user_location(error: BaseException) -> str | None:
+    """`file.py:12`: where the unroller was in the user's code, or else the
+    innermost frame of the traceback that is in a file of the user's."""
+    location = getattr(error, "yota_location", None)
+    if location is not None:
+        return f"{location.filename}:{location.lineno}"
+    frames = [(frame.f_code.co_filename, lineno)
+              for frame, lineno in traceback.walk_tb(error.__traceback__)]
+    for filename, lineno in reversed(frames):
+        if _is_user_file(filename):
+            return f"{filename}:{lineno}"
+    return None
+
+
+_LIBRARY_DIRS = tuple(
+    os.path.join(os.path.realpath(directory), "")
+    for directory in {*(sysconfig.get_paths()[key] for key in
+                        ("stdlib", "platstdlib", "purelib", "platlib")),
+                      os.path.dirname(os.path.abspath(__file__))})
+
+
+def _is_user_file(filename: str) -> bool:
+    """Not yota-src, the standard library or an installed package, nor code
+    without a file (`<frozen ...>`, generated modules)."""
+    if filename.startswith("<"):
+        return False
+    return not os.path.join(os.path.realpath(filename), "").startswith(_LIBRARY_DIRS)
 
 
 if __name__ == "__main__":

@@ -15,13 +15,16 @@ import builtins
 import keyword
 import math
 import operator
+import re
 import sys
 import textwrap
+import types
 
 import numpy as np
 
 from . import primitives
-from .structs import DATA, DIFF, STATIC, path_expression, path_name
+from .loader import InProcessOnly
+from .structs import STATIC, Container, describe_value, path_expression, path_name
 from .tape import Call, Const, Guard, Input, Op, Tape, readers
 
 _BINARY = {
@@ -73,6 +76,7 @@ class _Writer:
         self.errors_used: set[str] = set()
         self.constants: list[str] = []  # module-level arrays the function reads
         self.live_constants: dict[str, object] = {}
+        self.identities: list[str] = []  # module-level names of objects compared by identity
         self.users = readers(tape.ops, tape.output)
         self.backward = set(tape.ops[tape.n_forward:])
         self.in_place = self._in_place_buffers()
@@ -92,8 +96,14 @@ class _Writer:
         if self.constants:
             lines += ["# Arrays the primal read from its globals and closures, as they were.",
                       *self.constants, ""]
+        if self.identities:
+            lines += ["# Objects the arguments held, compared by identity: only the process that",
+                      "# generated this module has them, so it cannot be saved and run elsewhere.",
+                      *self.identities, ""]
         lines += ["", f"def {self.name}({self.parameters()}):"]
         lines += ["    " + line if line else "" for line in body]
+        if not _uses_name("\n".join(lines[len(imports) + 1:]), "np"):
+            lines.remove("import numpy as np")
         return "\n".join(lines) + "\n"
 
     def docstring(self) -> str:
@@ -103,7 +113,7 @@ class _Writer:
         paragraphs = [f"{what} of {qualified} (source sha1 {sig.source_hash})."]
         paragraphs.append(f"Specialised to: {sig.describe() or 'no arguments'}.")
         facts = [f"{op.loc.short} `{op.text}` " + (
-            f"was {op.expected}" if op.convert is bool else f"gave {op.expected!r}")
+            f"was {op.expected}" if op.convert is bool else f"gave {describe_value(op.expected)}")
             for op in self.tape.ops if isinstance(op, Guard)]
         if facts:
             paragraphs.append("Data-dependent facts: " + "; ".join(facts) + ".")
@@ -121,46 +131,93 @@ class _Writer:
     # -- guards on the arguments --------------------------------------------
 
     def signature_guards(self) -> list[str]:
-        checks = [self._layout_check(path_expression(self.sig.params[index], path), layout)
-                  for index, path, layout in self.sig.containers]
-        checks += [self._leaf_check(path_expression(self.sig.params[index], leaf.path), leaf)
-                   for index, leaves in enumerate(self.sig.leaves) for leaf in leaves]
+        """Checks that an argument is what the code reads it as: each struct's
+        type and keys (in order: the primal may have iterated them), each
+        array's type, shape and dtype, each static value, so that any other
+        argument is refused before a line of the body runs."""
+        checks = [check for node in self.sig.containers for check in self._container_checks(
+            path_expression(self.sig.params[node.index], node.path), node)]
+        checks += [check for index, leaves in enumerate(self.sig.leaves) for leaf in leaves
+                   for check in self._leaf_checks(
+                       path_expression(self.sig.params[index], leaf.path), leaf)]
         lines = []
-        for condition, message in filter(None, checks):
+        for condition, message in checks:
             self.errors_used.add("SignatureMismatch")
             lines += [f"if {condition}:", f"    raise SignatureMismatch({message})"]
         return lines
 
-    def _layout_check(self, expr: str, layout):
-        """A list's length or a dict's keys, so extra or missing items are refused."""
-        head = f"{self.name} was generated for {expr} with"
-        if isinstance(layout, int):
-            return (f"len({expr}) != {layout}",
-                    f'f"{head} {layout} items, got {{len({expr})}}"')
-        if all(isinstance(key, (str, int)) for key in layout):
-            keys = ast.unparse(self.literal(set(layout))) if layout else "set()"
-            return (f"{expr}.keys() != {keys}",
-                    f'f"{head} the keys {_escape(keys)}, got {{sorted({expr}, key=repr)}}"')
-        return None
-
-    def _leaf_check(self, expr: str, leaf):
+    def _container_checks(self, expr: str, node: Container) -> list[tuple[str, str]]:
         head = f"{self.name} was generated for {expr}"
-        if leaf.kind in (DIFF, DATA) and not leaf.scalar:
-            dtype = np.dtype(leaf.dtype).name
-            return (f"{expr}.shape != {leaf.shape!r} or {expr}.dtype != np.{dtype}",
-                    f'f"{head} {dtype} {leaf.shape}, got {{{expr}.dtype}} {{{expr}.shape}}"')
-        if leaf.kind == DIFF:
-            return (f"np.ndim({expr}) != 0",
-                    f'f"{head} a scalar, got shape {{np.shape({expr})}}"')
+        type_name = node.type.__qualname__
+        checks = [(self._type_differs(expr, node.type),
+                   f'f"{head} of type {_escape(type_name)}, got {{type({expr}).__qualname__}}"')]
+        if node.kind == "sequence":
+            n = len(node.keys)
+            checks.append((f"len({expr}) != {n}", f'f"{head} with {n} items, got {{len({expr})}}"'))
+        elif node.kind == "dict":
+            keys = _escape(ast.unparse(self.literal(list(node.keys))))
+            checks.append((f"list({expr}) != {ast.unparse(self.literal(list(node.keys)))}",
+                           f'f"{head} with the keys {keys} in this order, got {{list({expr})}}"'))
+        elif node.keys:
+            names = ast.unparse(self.literal(node.keys))
+            checks.append((f"not all(hasattr({expr}, name) for name in {names})",
+                           f'f"{head} with the attributes {_escape(names)}, missing: {{'
+                           f'[name for name in {names} if not hasattr({expr}, name)]}}"'))
+        return checks
+
+    def _type_differs(self, expr: str, cls: type) -> str:
+        """`type(x) is not list`; a class generated code cannot name without
+        importing the user's module is compared by its qualified name."""
+        path = primitives.function_path(cls)
+        if path is not None and path.startswith("math."):
+            self.imports.add("import math")
+        if path is not None:
+            return f"type({expr}) is not {path}"
+        return f"type({expr}).__qualname__ != {cls.__qualname__!r}"
+
+    def _leaf_checks(self, expr: str, leaf) -> list[tuple[str, str]]:
+        head = f"{self.name} was generated for {expr}"
         if leaf.kind == STATIC:
-            try:
-                value = ast.unparse(self.literal(leaf.value))
-            except CodegenError:
-                return None  # functions and other objects: part of the cache key only
-            test = "is not" if leaf.value is None or isinstance(leaf.value, bool) else "!="
-            return (f"{expr} {test} {value}",
-                    f'f"{head} == {_escape(value)}, got {{{expr}!r}}"')
-        return None
+            return [self._static_check(expr, leaf.value, head)]
+        if leaf.scalar:
+            kind = leaf.describe()
+            if leaf.type in (float, np.float64, complex, np.complex128):
+                python_type = "float" if leaf.type in (float, np.float64) else "complex"
+                test = f"not isinstance({expr}, {python_type})"
+            else:
+                test = self._type_differs(expr, leaf.type)
+            return [(test, f'f"{head} of type {kind}, got {{type({expr}).__qualname__}}"')]
+        dtype = np.dtype(leaf.dtype).name
+        return [(self._type_differs(expr, leaf.type),
+                 f'f"{head} of type {leaf.type.__qualname__}, got {{type({expr}).__qualname__}}"'),
+                (f"{expr}.shape != {leaf.shape!r} or {expr}.dtype != np.{dtype}",
+                 f'f"{head} {dtype} {leaf.shape}, got {{{expr}.dtype}} {{{expr}.shape}}"')]
+
+    def _static_check(self, expr: str, value, head: str) -> tuple[str, str]:
+        """By value where the code can spell it, by identity otherwise."""
+        try:
+            spelled = ast.unparse(self.literal(value))
+        except CodegenError:
+            return self._identity_check(expr, value, head)
+        if value is None or isinstance(value, (bool, types.ModuleType)) or callable(value):
+            return (f"{expr} is not {spelled}",
+                    f'f"{head} is {_escape(spelled)}, got {{{expr}!r}}"')
+        if isinstance(value, (int, float, complex, np.number, np.bool_)):
+            test = f"{self._type_differs(expr, type(value))} or {expr} != {spelled}"
+        else:
+            test = f"{expr} != {spelled}"
+        return test, f'f"{head} == {_escape(spelled)}, got {{{expr}!r}}"'
+
+    def _identity_check(self, expr: str, value, head: str) -> tuple[str, str]:
+        """A value with no spelling (a lambda, a local function, an object) is
+        compared with the live object, bound by the in-process loader; a saved
+        copy of the module has no such object, so saving is refused."""
+        name = self.fresh(re.sub(r"\W+", "_", expr).strip("_") + "_object")
+        description = describe_value(value)
+        self.identities.append(f"{name} = None  # {expr}: {description}")
+        self.live_constants[name] = InProcessOnly(value, f"{expr} is {description}")
+        return (f"{expr} is not {name}",
+                f'f"{head} is {_escape(description)} (that very object), got {{{expr}!r}}"')
 
     # -- the body -----------------------------------------------------------
 
@@ -268,6 +325,8 @@ class _Writer:
         return None
 
     def fresh(self, base: str) -> str:
+        """An unused identifier from `base` (`dd_(1, 'a')` -> `dd_1_a`)."""
+        base = re.sub(r"\W+", "_", base).strip("_") or "v"
         base = base if base.isidentifier() and not keyword.iskeyword(base) else f"v_{base}"
         name, n = base, 1
         while name in self.taken:
@@ -376,7 +435,8 @@ class _Writer:
         return ast.parse(path, mode="eval").body
 
     def _user_function(self, fn) -> str:
-        """A user's primitive (one with a diffrule), reached through its module."""
+        """A user's function, reached through its module: only where importing
+        that module and following the qualified name gives `fn` itself."""
         owner = getattr(fn, "__self__", None)
         if owner is not None and not isinstance(owner, type(sys)):
             raise CodegenError(
@@ -386,12 +446,23 @@ class _Writer:
                 "computes in as an argument")
         module = getattr(fn, "__module__", None)
         qualname = getattr(fn, "__qualname__", "")
-        if not module or "<" in qualname or module not in sys.modules:
-            raise CodegenError(f"generated code cannot refer to {fn!r}: define it at the top "
-                               "level of an importable module")
+        if not _reachable(fn, module, qualname):
+            raise CodegenError(f"generated code cannot refer to {describe_value(fn)}: define it "
+                               "at the top level of an importable module")
         self.imports.add(f"import {module}")
         self.taken.add(module.split(".")[0])
         return f"{module}.{qualname}"
+
+    def _module(self, module: types.ModuleType) -> ast.expr:
+        """`np`, `math`, or another module by the name that imports it."""
+        if module is np:
+            return ast.Name("np")
+        name = module.__name__
+        if not _reachable(module, name.split(".")[0], ".".join(name.split(".")[1:]) or None):
+            raise CodegenError(f"generated code cannot import the module {name}")
+        self.imports.add(f"import {name}")
+        self.taken.add(name.split(".")[0])
+        return ast.parse(name, mode="eval").body
 
     def literal(self, value) -> ast.expr:
         """A static value (or a structure holding ops) as an expression."""
@@ -428,6 +499,8 @@ class _Writer:
             return call
         if callable(value):
             return self.function(value)
+        if isinstance(value, types.ModuleType):
+            return self._module(value)
         raise CodegenError(f"generated code cannot spell the value {value!r}")
 
     def _float(self, value) -> ast.expr:
@@ -443,6 +516,24 @@ class _Writer:
         return ast.parse(text, mode="eval").body
 
 
+
+
+def _reachable(value, module: str | None, qualname: str) -> bool:
+    """Whether `import module` and `module.qualname` give back `value` itself."""
+    if not module or module not in sys.modules or "<" in (qualname or ""):
+        return False
+    found = sys.modules[module]
+    if getattr(found, "__name__", None) != module:
+        return False  # registered under another name: `import module` would not give it
+    for part in qualname.split(".") if qualname else ():
+        found = getattr(found, part, None)
+    return found is value
+
+
+def _uses_name(text: str, name: str) -> bool:
+    """Whether the code reads the variable `name` (an import nobody uses is dead code)."""
+    return any(isinstance(node, ast.Name) and node.id == name
+               for node in ast.walk(ast.parse(text)))
 
 
 def _escape(text: str) -> str:

@@ -80,6 +80,11 @@ class MutationError(YotaError):
     """An in-place change of a value that is being differentiated."""
 
 
+class UnsaveableError(YotaError):
+    """A generated module that compares an argument with a live object (a
+    lambda, a local function) cannot be saved: no file can hold the object."""
+
+
 class SignatureMismatch(ValueError):
     """A generated gradient was called outside the shapes, dtypes or static
     values it was generated for."""

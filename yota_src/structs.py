@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import os
+import re
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -170,12 +172,16 @@ class Leaf:
     dtype: Any = None
     scalar: bool = False  # a Python/NumPy scalar rather than an array
     value: Any = None  # STATIC leaves only
+    type: Any = None  # the array or scalar type, which the traced code was run with
 
     def describe(self) -> str:
         if self.kind == STATIC:
-            return f"== {self.value!r}"
+            value = self.value
+            by_identity = value is None or isinstance(value, bool) \
+                or qualified_name(value) is not None or type(value).__eq__ is object.__eq__
+            return f"{'is' if by_identity else '=='} {describe_value(value)}"
         if self.scalar:
-            return "float"
+            return "float" if self.type in (float, np.float64) else self.type.__name__
         return f"{np.dtype(self.dtype).name} {self.shape}"
 
 
@@ -185,7 +191,56 @@ def describe_leaf(path: tuple, value) -> Leaf:
         return Leaf(path, STATIC, value=value)
     scalar = not is_array(value)
     return Leaf(path, kind, np.shape(value) if not scalar else (),
-                np.asarray(value).dtype if scalar else value.dtype, scalar)
+                np.asarray(value).dtype if scalar else value.dtype, scalar, type=type(value))
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def describe_value(value) -> str:
+    """A static value as text that is the same in every run: sets sorted,
+    functions and classes by qualified name, never a memory address (which
+    would make two runs of `yota-src gen` write different files)."""
+    if isinstance(value, (set, frozenset)):
+        items = ", ".join(sorted(describe_value(item) for item in value))
+        if isinstance(value, frozenset):
+            return f"frozenset({{{items}}})" if value else "frozenset()"
+        return f"{{{items}}}" if value else "set()"
+    if isinstance(value, (list, tuple)) and type(value) in (list, tuple):
+        items = [describe_value(item) for item in value]
+        if isinstance(value, list):
+            return f"[{', '.join(items)}]"
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    if isinstance(value, dict) and type(value) is dict:
+        return "{" + ", ".join(f"{describe_value(k)}: {describe_value(v)}"
+                               for k, v in value.items()) + "}"
+    name = qualified_name(value)
+    if name is not None and "<" in name and hasattr(value, "__code__"):
+        code = value.__code__  # a lambda or local function: say where it was defined
+        return f"{name} ({os.path.basename(code.co_filename)}:{code.co_firstlineno})"
+    if name is not None:
+        return name
+    if type(value).__repr__ is object.__repr__:
+        return f"<{qualified_name(type(value))} object>"
+    return _ADDRESS.sub("", repr(value))
+
+
+def qualified_name(value) -> str | None:
+    """`module.qualname` of a function, class, ufunc or module; None for other values."""
+    if isinstance(value, types.ModuleType):
+        return value.__name__
+    if isinstance(value, np.ufunc):
+        return f"numpy.{value.__name__}"
+    if not isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType)):
+        return None
+    qualname = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    if qualname is None:
+        return None
+    module = getattr(value, "__module__", None)
+    owner = getattr(value, "__self__", None)
+    if module is None and owner is not None and not isinstance(owner, types.ModuleType):
+        return None  # a bound builtin method: its owner is an object, described by repr
+    return f"{module}.{qualname}" if module and module != "builtins" else qualname
 
 
 @dataclass
@@ -201,14 +256,13 @@ class Signature:
     source_hash: str = ""
     outside: tuple = ()  # what was read from outside the arguments, as docstring lines
 
-    containers: list = field(default_factory=list)  # (index, path, len or key tuple)
+    containers: list[Container] = field(default_factory=list)
 
     @classmethod
     def of(cls, function_name: str, params: list[str], args: tuple, **info) -> Signature:
         leaves = [[describe_leaf(p, v) for p, v in flatten(arg)] for arg in args]
         structs = [kind_of(arg) == "struct" for arg in args]
-        containers = [(i, path, layout) for i, arg in enumerate(args)
-                      for path, layout in _layouts(arg)]
+        containers = [node for i, arg in enumerate(args) for node in _layouts(i, arg)]
         return cls(function_name, params, leaves, structs, containers=containers, **info)
 
     def leaf_expression(self, index: int, path: tuple) -> str:
@@ -222,16 +276,34 @@ class Signature:
         return "; ".join(parts)
 
 
-def _layouts(value, path: tuple = ()):
-    """(path, layout) of every list, tuple and dict: its length, or its keys."""
+@dataclass(frozen=True)
+class Container:
+    """A struct on the way to leaves, and what reading its children relies on:
+    its type, and its dict keys in order, its length, or its attribute names."""
+
+    index: int  # the positional argument it is in
+    path: tuple
+    type: type
+    keys: tuple  # dict keys, attribute names, or list/tuple indices
+
+    @property
+    def kind(self) -> str:
+        """'dict', 'sequence' (list or tuple) or 'object' (attributes)."""
+        if issubclass(self.type, dict):
+            return "dict"
+        if issubclass(self.type, (list, tuple)) and not hasattr(self.type, "_fields"):
+            return "sequence"
+        return "object"
+
+
+def _layouts(index: int, value, path: tuple = ()):
+    """The Container of every struct in `value`, parents before their children."""
     if kind_of(value) != "struct":
         return
-    if isinstance(value, dict):
-        yield path, tuple(value)
-    elif isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
-        yield path, len(value)
-    for step, child in children(value):
-        yield from _layouts(child, path + (step,))
+    steps = children(value)
+    yield Container(index, path, type(value), tuple(key for (_, key), _ in steps))
+    for step, child in steps:
+        yield from _layouts(index, child, path + (step,))
 
 
 def signature_key(args: tuple):

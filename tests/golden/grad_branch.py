@@ -13,6 +13,8 @@ SignatureMismatch = ControlFlowChanged = ValueError
 
 
 def grad_energy(x):
+    if type(x) is not np.ndarray:
+        raise SignatureMismatch(f"grad_energy was generated for x of type ndarray, got {type(x).__qualname__}")
     if x.shape != (3,) or x.dtype != np.float64:
         raise SignatureMismatch(f"grad_energy was generated for x float64 (3,), got {x.dtype} {x.shape}")
     # branch.py:10  if np.sum(x) > 0:
