@@ -9,9 +9,11 @@ record those expressions as ordinary calls, with ordinary adjoint templates.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import math
 import operator
 import warnings
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -56,6 +58,37 @@ def returns_new_array(fn) -> bool:
     """Calls of `fn` give an array nothing else refers to, safe to write into."""
     return fn in FRESH_BUFFERS or fn in INDEX_STORES or isinstance(fn, np.ufunc) or (
         fn in OPERATOR_SYMBOLS or fn in (np.ones, np.full, np.empty, np.copy, np.array))
+
+
+def is_ufunc_at(fn) -> bool:
+    """`np.add.at` and its kind: the method `at` of a ufunc, which writes in place."""
+    return isinstance(getattr(fn, "__self__", None), np.ufunc) and fn.__name__ == "at"
+
+
+@contextlib.contextmanager
+def arguments_read_only(structure) -> Iterator[bool]:
+    """Make the writeable arrays in a nested argument structure read-only while
+    a primitive runs; yields whether there were any. Flags are restored after,
+    owners before views (a view cannot be made writeable over a read-only base)."""
+    arrays = [a for a in _arrays_in(structure) if a.flags.writeable]
+    for array in arrays:
+        array.flags.writeable = False
+    try:
+        yield bool(arrays)
+    finally:
+        for array in sorted(arrays, key=lambda a: a.base is not None):
+            array.flags.writeable = True
+
+
+def _arrays_in(structure) -> Iterator[np.ndarray]:
+    if isinstance(structure, np.ndarray):
+        yield structure
+    elif isinstance(structure, (tuple, list)):
+        for item in structure:
+            yield from _arrays_in(item)
+    elif isinstance(structure, dict):
+        for item in structure.values():
+            yield from _arrays_in(item)
 
 
 def is_basic_index(index) -> bool:
