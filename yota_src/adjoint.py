@@ -61,6 +61,11 @@ def _propagate(unroller: Unroller, op: Call, dy, active: set, grads: dict) -> No
     if template is None:
         if rules.is_nondifferentiable(op.fn):
             return
+        reason = rules.refusal_for(op.fn)
+        if reason is not None:
+            raise NoDiffRuleError(f"no gradient through {display_name(op.fn)}: {reason}",
+                                  op.loc, hint="Keep differentiated values out of its "
+                                  "arguments, or pass them through a differentiable function.")
         raise NoDiffRuleError(f"no gradient rule for {display_name(op.fn)}", op.loc,
                               hint=_rule_hint(op.fn))
     traced = lambda ref: Traced(ref, unroller.values[ref])  # noqa: E731

@@ -51,7 +51,8 @@ OPAQUE_PACKAGES = {"numpy", "cupy", "scipy", "math", "builtins", "operator", "fu
                    "itertools", "jax", "torch"}
 KNOWN_CONTEXTS = (np.errstate, contextlib.nullcontext, warnings.catch_warnings)
 # Primitives whose result's shape depends on the values, not just the shapes.
-DATA_SHAPED = {np.unique, np.nonzero, np.flatnonzero, np.argwhere, np.extract}
+DATA_SHAPED = {np.unique, np.nonzero, np.flatnonzero, np.argwhere, np.extract, np.bincount,
+               np.arange}
 # `ufunc.at` that is an accumulation, recorded functionally as index_add: the
 # sign the values are added with.
 ACCUMULATING_AT = {np.add: 1, np.subtract: -1}
