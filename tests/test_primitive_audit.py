@@ -286,3 +286,34 @@ def test_no_gradient_declarations_agree_with_the_rules():
         template = rules.template_for(fn)
         assert template is not None, fn
         assert names <= set(rules.parameter_names(template)[2:]), fn
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda x: np.sum(np.abs(np.fft.fft(x))), "np.fft.fft gives a complex result"),
+    (lambda x: np.sum((x * 1j).imag), "complex result"),
+    (lambda x: np.sum(np.sqrt(x.astype(complex)).real), "complex result"),
+])
+def test_complex_values_on_the_gradient_path_are_refused(fn, message):
+    with pytest.raises(NoDiffRuleError, match=message):
+        ys.grad(fn, np.linspace(1.0, 2.0, 4))
+
+
+def test_complex_arguments_are_refused_by_name():
+    with pytest.raises(NoDiffRuleError, match="argument `z` is complex"):
+        ys.grad(lambda z: np.sum(z.real), np.ones(3) + 1j)
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")
+@pytest.mark.parametrize("fn", [
+    lambda x: np.sum(np.asmatrix(x) * x),
+    lambda x: np.sum(np.matrix(x) ** 2),
+])
+def test_np_matrix_results_are_refused(fn):
+    with pytest.raises(NoDiffRuleError, match="np.matrix"):
+        ys.grad(fn, np.ones((2, 2)))
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")
+def test_np_matrix_arguments_are_refused_by_name():
+    with pytest.raises(NoDiffRuleError, match="argument `m` is an np.matrix"):
+        ys.grad(lambda m: np.sum(m * m), np.asmatrix(np.ones((2, 2))))

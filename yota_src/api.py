@@ -16,7 +16,7 @@ import numpy as np
 
 from . import codegen, loader, rules
 from .adjoint import backward, gradient_outputs
-from .errors import ControlFlowChanged, SourceUnavailableError
+from .errors import ControlFlowChanged, NoDiffRuleError, SourceUnavailableError
 from .passes import eliminate_dead_code, optimize
 from .source import function_source, unwrap
 from .structs import (
@@ -245,11 +245,27 @@ def _unroll(fn: Callable, args: tuple):
     unroller = Unroller()
 
     def leaf_value(index):
-        return lambda path, leaf: unroller.input(index, path, leaf) \
-            if kind_of(leaf) in (DIFF, DATA) else leaf
+        def traced(path, leaf):
+            if kind_of(leaf) not in (DIFF, DATA):
+                return leaf
+            _refuse_unsupported(signature.leaf_expression(index, path), leaf)
+            return unroller.input(index, path, leaf)
+        return traced
 
     traced = tuple(rebuild(arg, leaf_value(i)) for i, arg in enumerate(args))
     return unroller, unroller.call_function(plain, traced, {}), signature
+
+
+def _refuse_unsupported(name: str, leaf) -> None:
+    """Complex numbers (no single gradient convention) and np.matrix (`*` is a
+    matrix product) are refused, naming the argument."""
+    if isinstance(leaf, np.matrix):
+        raise NoDiffRuleError(f"argument `{name}` is an np.matrix",
+                              hint="Pass an np.ndarray (np.asarray(m)) and use `@`.")
+    if np.iscomplexobj(leaf):
+        raise NoDiffRuleError(f"argument `{name}` is complex ({np.result_type(leaf)})",
+                              hint="yota-src differentiates real-valued code: pass the real "
+                                   "and imaginary parts as separate float arguments.")
 
 
 def _parameter_names(fn: Callable, count: int) -> list[str]:

@@ -25,7 +25,7 @@ import numpy as np
 
 from . import primitives, rules
 from .builtin_calls import builtin_handler
-from .errors import Location, MutationError, UnsupportedSyntaxError, YotaError
+from .errors import Location, MutationError, NoDiffRuleError, UnsupportedSyntaxError, YotaError
 from .source import FunctionSource, closure_values, function_source, unwrap
 from .structs import is_array
 from .tape import Call, Const, Guard, Input, Op
@@ -223,6 +223,11 @@ class Unroller:
     # -- recording --------------------------------------------------------------
 
     def record(self, fn, args: tuple, kwargs: dict, value) -> Traced:
+        if isinstance(value, np.matrix):
+            raise NoDiffRuleError(
+                f"{primitives.display_name(fn)} gives an np.matrix", self.loc,
+                hint="np.matrix redefines `*` and `**` as matrix operations; use np.ndarray "
+                     "(np.asarray) with `@` instead.")
         depends = any(t.op.depends for t in traced_in((args, kwargs)))
         op = Call(fn, self.refs(args), self.refs(kwargs), *describe_value(value),
                   self.loc, depends)
