@@ -3,4 +3,4 @@
 Importing this package registers every template with `yota_src.rules`.
 """
 
-from . import elementwise, linalg, nondiff, operators, reductions, shape  # noqa: F401
+from . import constructors, elementwise, linalg, nondiff, operators, reductions, shape  # noqa: F401

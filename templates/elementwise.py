@@ -182,6 +182,25 @@ def absolute(dy, y, x):
     dx = dy * np.sign(x)
 
 
+@adjoint(np.copysign, math.copysign)
+def copysign(dy, y, x1, x2):
+    """|x1| with the sign of x2: only x2's sign is read (declared piecewise
+    constant in templates/nondiff.py)."""
+    dx1 = unbroadcast(dy * np.sign(x1) * np.copysign(1.0, x2), x1)
+
+
+@adjoint(np.nextafter)
+def nextafter(dy, y, x1, x2):
+    """x1 moved by one unit in the last place towards x2."""
+    dx1 = unbroadcast(dy, x1)
+
+
+@adjoint(np.heaviside)
+def heaviside(dy, y, x1, x2):
+    """x2 is the value taken where x1 == 0; elsewhere the step is constant."""
+    dx2 = unbroadcast(dy * (x1 == 0), x2)
+
+
 @adjoint(np.maximum, np.fmax)
 def maximum(dy, y, a, b):
     """Ties send half the gradient to each side."""

@@ -4,7 +4,16 @@ import numpy as np
 
 from yota_src.rules import adjoint
 
-from .helpers import aligned_weights, expand, product_of_others, reverse_cumsum, spread, unbroadcast
+from .helpers import (
+    aligned_weights,
+    cast,
+    expand,
+    product_of_others,
+    reverse_cumsum,
+    spread,
+    unbroadcast,
+    zeros_like_input,
+)
 
 
 @adjoint(np.sum)
@@ -80,7 +89,9 @@ def norm(dy, y, x, ord=None, axis=None, keepdims=False):
     p = 2 if ord in (None, "fro") else ord
     g = expand(dy, x, axis, keepdims)
     n = expand(y, x, axis, keepdims)
-    if p == 2:
+    if p == 0:  # the count of non-zero entries: piecewise constant
+        dx = zeros_like_input(x)
+    elif p == 2:
         dx = g * x / n
     elif p == 1:
         dx = g * np.sign(x)
@@ -103,3 +114,62 @@ def average(dy, y, a, axis=None, weights=None, returned=False, keepdims=False):
         da = g * w
         dweights = np.reshape(unbroadcast(g * (a - expand(y, a, axis, keepdims)), w),
                               np.shape(weights))
+
+
+@adjoint(np.bincount)
+def bincount(dy, y, x, weights=None, minlength=0):
+    """Bin k sums the weights of the entries equal to k (x is piecewise constant)."""
+    dweights = cast(dy[x], weights)
+
+
+@adjoint(np.histogram)
+def histogram(dy, y, a, bins=10, range=None, density=None, weights=None):
+    """The counts are piecewise constant in the samples and the edges; the
+    edges are bins given as an array, or spaced over `range` or over the data's
+    extent. Weights pass their bin's gradient back unless `density` normalises
+    them; what depends on the data's extent or the bins' widths is refused."""
+    dhist, dedges = dy
+    da = histogram_sample_gradient(dedges, a, bins, range, density)
+    dbins = histogram_bins_gradient(dedges, bins, density)
+    drange = [histogram_range_gradient(dedges, y[1], density, i) for i in (0, 1)]
+    dweights = histogram_weight_gradient(dhist, a, y[1], weights, density)
+
+
+def histogram_sample_gradient(dedges, a, bins, range, density):
+    if range is None and np.ndim(bins) == 0 and (dedges is not None or density):
+        raise NotImplementedError("np.histogram's edges follow the data's extent; pass "
+                                  "range= or an array of bins to differentiate it")
+    return zeros_like_input(a)
+
+
+def histogram_bins_gradient(dedges, bins, density):
+    if density:
+        raise NotImplementedError("np.histogram(..., density=True) divides by bin widths; "
+                                  "its gradient in the bins is not provided")
+    return zeros_like_input(bins) if dedges is None else cast(dedges, bins)
+
+
+def histogram_range_gradient(dedges, edges, density, end):
+    """Edge i is range[0] + (range[1] - range[0]) * i / bins."""
+    if density:
+        raise NotImplementedError("np.histogram(..., density=True) divides by bin widths; "
+                                  "its gradient in range= is not provided")
+    if dedges is None:
+        return 0.0
+    t = np.linspace(0.0, 1.0, np.size(edges))
+    return np.sum(dedges * (t if end else 1.0 - t))
+
+
+def histogram_weight_gradient(dhist, a, edges, weights, density):
+    """Each weight gets the gradient of the bin its sample falls in (the last
+    bin is closed); samples outside the edges get none."""
+    if density:
+        raise NotImplementedError("np.histogram(..., density=True) normalises the weights; "
+                                  "its gradient in them is not provided")
+    if dhist is None:
+        return zeros_like_input(weights)
+    count = np.size(edges) - 1
+    samples = np.ravel(a)
+    bins = np.clip(np.searchsorted(edges, samples, side="right") - 1, 0, count - 1)
+    inside = (samples >= edges[0]) & (samples <= edges[count])
+    return cast(np.reshape(np.where(inside, dhist[bins], 0.0), np.shape(weights)), weights)

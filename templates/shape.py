@@ -242,3 +242,35 @@ def sort(dy, y, a, axis=-1, kind=None, order=None):
                         np.shape(a))
     else:
         da = np.take_along_axis(dy, np.argsort(np.argsort(a, axis=axis), axis=axis), axis)
+
+
+@adjoint(np.extract)
+def extract(dy, y, condition, arr):
+    """The entries of arr where condition holds, in order (the condition is
+    piecewise constant)."""
+    darr = np.reshape(primitives.index_add(np.zeros(np.size(arr), np.result_type(arr)),
+                                           np.flatnonzero(condition), dy), np.shape(arr))
+
+
+@adjoint(np.unique)
+def unique(dy, y, ar, return_index=False, return_inverse=False, return_counts=False,
+           axis=None, **kw):
+    """Distinct values are the sorted entries; where two entries are equal, a
+    perturbation would split them, so there is no gradient."""
+    tuple_valued = return_index or return_inverse or return_counts
+    dar = unique_values_gradient(dy, y, ar, axis, kw.get("sorted", True), tuple_valued)
+
+
+def unique_values_gradient(dy, y, ar, axis, ordered, tuple_valued):
+    values = y[0] if tuple_valued else y
+    dvalues = dy[0] if tuple_valued else dy
+    if axis is not None or not ordered:
+        raise NotImplementedError("the rule for np.unique covers axis=None, sorted=True")
+    if np.size(values) != np.size(ar):
+        raise NotImplementedError("np.unique of an array with repeated values has no gradient: "
+                                  "a perturbation would split the repeats")
+    if dvalues is None:
+        return zeros_like_input(ar)
+    order = np.argsort(np.ravel(ar))
+    return np.reshape(primitives.index_add(np.zeros(np.size(ar), np.result_type(ar)), order,
+                                           dvalues), np.shape(ar))

@@ -44,29 +44,40 @@ def builtin_rules() -> tuple[dict, set]:
 
 def render() -> str:
     templates, nondifferentiable = builtin_rules()
+    piecewise_constant, refusals = rules.declarations()
     families: dict[str, list] = {}
     for fn, template in templates.items():
         family = template.__module__.rsplit(".", 1)[-1]
         note = (inspect.getdoc(template) or "").split("\n\n")[0].replace("\n", " ")
+        constant = ", ".join(sorted(piecewise_constant.get(fn, ())))
         families.setdefault(family, []).append(
-            (primitive_name(fn), ", ".join(differentiable_arguments(template)), note))
+            (primitive_name(fn), ", ".join(differentiable_arguments(template)), constant, note))
     lines = ["# Rule catalogue", "",
              "Generated from the registry by `python tools/make_rules_doc.py`; a test checks",
              "that it is in sync. Each rule is a template in `templates/<family>.py`.", "",
              f"**{len(templates)} primitives have gradient rules; {len(nondifferentiable)} are "
              "recorded without a gradient.**", ""]
     for family in sorted(families):
-        lines += [f"## {family}", "", "| primitive | differentiable arguments | notes |",
-                  "|---|---|---|"]
-        for name, arguments, note in sorted(families[family]):
-            lines.append(f"| {name} | {arguments} | {note} |")
+        lines += [f"## {family}", "",
+                  "| primitive | differentiable arguments | piecewise constant in | notes |",
+                  "|---|---|---|---|"]
+        for name, arguments, constant, note in sorted(families[family]):
+            lines.append(f"| {name} | {arguments} | {constant} | {note} |")
         lines.append("")
     names = sorted(primitive_name(fn) for fn in nondifferentiable)
     lines += ["## Non-differentiable", "",
               "Recorded (their values are needed at run time) but passing no gradient: "
-              "piecewise-constant functions, comparisons and logic, positions, constructors "
-              "and random draws (`templates/nondiff.py`). Integer and boolean results never "
-              "carry a gradient either.", "", ", ".join(names), ""]
+              "results piecewise constant in every argument (comparisons and logic, rounding, "
+              "positions, constructors that read only shapes; `templates/nondiff.py`). Integer "
+              "and boolean results never carry a gradient either.", "", ", ".join(names), ""]
+    reasons: dict[str, list] = {}
+    for fn, reason in refusals.items():
+        reasons.setdefault(reason, []).append(primitive_name(fn))
+    lines += ["## Refused", "",
+              "Recorded, but a differentiated value reaching them is a NoDiffRuleError: "
+              "their derivative cannot be given exactly.", ""]
+    for reason, refused_names in sorted(reasons.items()):
+        lines += [f"{', '.join(sorted(refused_names))}: {reason}.", ""]
     return "\n".join(lines)
 
 

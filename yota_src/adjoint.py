@@ -29,8 +29,19 @@ def active_ops(ops: list[Op], wrt: set[Op]) -> set[Op]:
         elif (isinstance(op, Call) and op.differentiable
               and not rules.is_nondifferentiable(op.fn)
               and any(arg in active for arg in operands(op))):
+            _refuse_complex(op)
             active.add(op)
     return active
+
+
+def _refuse_complex(op: Call) -> None:
+    """Complex values on the gradient path have no single convention for a
+    gradient (holomorphic, conjugate, ...): refused rather than guessed."""
+    if np.issubdtype(op.dtype, np.complexfloating):
+        raise NoDiffRuleError(
+            f"{display_name(op.fn)} gives a complex result on the gradient path", op.loc,
+            hint="yota-src differentiates real-valued code: keep complex values out of what "
+                 "is differentiated, or write the computation with real and imaginary parts.")
 
 
 def backward(unroller: Unroller, output, wrt: set[Op]) -> dict[Op, object]:
@@ -62,6 +73,11 @@ def _propagate(unroller: Unroller, op: Call, dy, active: set, grads: dict) -> No
     if template is None:
         if rules.is_nondifferentiable(op.fn):
             return
+        reason = rules.refusal_for(op.fn)
+        if reason is not None:
+            raise NoDiffRuleError(f"no gradient through {display_name(op.fn)}: {reason}",
+                                  op.loc, hint="Keep differentiated values out of its "
+                                  "arguments, or pass them through a differentiable function.")
         raise NoDiffRuleError(f"no gradient rule for {display_name(op.fn)}", op.loc,
                               hint=_rule_hint(op.fn))
     traced = lambda ref: Traced(ref, unroller.values[ref])  # noqa: E731

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import codegen, loader, rules
 from .adjoint import backward, gradient_outputs
-from .errors import ControlFlowChanged, SignatureMismatch, SourceUnavailableError
+from .errors import ControlFlowChanged, NoDiffRuleError, SignatureMismatch, SourceUnavailableError
 from .passes import eliminate_dead_code, optimize
 from .primitives import display_name
 from .source import function_source, unwrap
@@ -341,8 +341,12 @@ def _unroll(fn: Callable, args: tuple, rewind_draws: bool = True):
     unroller = Unroller()
 
     def leaf_value(index):
-        return lambda path, leaf: unroller.input(index, path, leaf) \
-            if kind_of(leaf) in (DIFF, DATA) else leaf
+        def traced(path, leaf):
+            if kind_of(leaf) not in (DIFF, DATA):
+                return leaf
+            _refuse_unsupported(signature.leaf_expression(index, path), leaf)
+            return unroller.input(index, path, leaf)
+        return traced
 
     traced = tuple(rebuild(arg, leaf_value(i)) for i, arg in enumerate(args))
     try:
@@ -369,6 +373,18 @@ def _check_call(fn: Callable, args: tuple, source) -> None:
                     "ys.simplegrad(f, x) for a reusable gradient function.")
         raise TypeError(f"{fn.__qualname__}() ({where}) cannot be called with "
                         f"{len(args)} argument(s): {error}.{hint}") from None
+
+
+def _refuse_unsupported(name: str, leaf) -> None:
+    """Complex numbers (no single gradient convention) and np.matrix (`*` is a
+    matrix product) are refused, naming the argument."""
+    if isinstance(leaf, np.matrix):
+        raise NoDiffRuleError(f"argument `{name}` is an np.matrix",
+                              hint="Pass an np.ndarray (np.asarray(m)) and use `@`.")
+    if np.iscomplexobj(leaf):
+        raise NoDiffRuleError(f"argument `{name}` is complex ({np.result_type(leaf)})",
+                              hint="yota-src differentiates real-valued code: pass the real "
+                                   "and imaginary parts as separate float arguments.")
 
 
 def _parameter_names(fn: Callable, count: int) -> list[str]:

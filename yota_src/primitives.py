@@ -9,9 +9,11 @@ record those expressions as ordinary calls, with ordinary adjoint templates.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import math
 import operator
 import warnings
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -60,7 +62,10 @@ def returns_new_array(fn) -> bool:
 
 def random_source(fn):
     """The generator a random draw consumes (np.random.normal draws from the
-    global RandomState), or None when `fn` draws nothing."""
+    global RandomState), or None when `fn` draws nothing. np.random.seed
+    counts: it changes the state later draws read, so it is kept like one."""
+    if isinstance(fn, type) or fn is np.random.default_rng:  # makes a generator, draws nothing
+        return None
     owner = getattr(fn, "__self__", None)
     if isinstance(owner, (np.random.RandomState, np.random.Generator)):
         return owner
@@ -73,6 +78,37 @@ def is_random_draw(fn) -> bool:
     """Each call gives new values and advances a generator: never folded,
     merged or dropped."""
     return random_source(fn) is not None
+
+
+def is_ufunc_at(fn) -> bool:
+    """`np.add.at` and its kind: the method `at` of a ufunc, which writes in place."""
+    return isinstance(getattr(fn, "__self__", None), np.ufunc) and fn.__name__ == "at"
+
+
+@contextlib.contextmanager
+def arguments_read_only(structure) -> Iterator[bool]:
+    """Make the writeable arrays in a nested argument structure read-only while
+    a primitive runs; yields whether there were any. Flags are restored after,
+    owners before views (a view cannot be made writeable over a read-only base)."""
+    arrays = [a for a in _arrays_in(structure) if a.flags.writeable]
+    for array in arrays:
+        array.flags.writeable = False
+    try:
+        yield bool(arrays)
+    finally:
+        for array in sorted(arrays, key=lambda a: a.base is not None):
+            array.flags.writeable = True
+
+
+def _arrays_in(structure) -> Iterator[np.ndarray]:
+    if isinstance(structure, np.ndarray):
+        yield structure
+    elif isinstance(structure, (tuple, list)):
+        for item in structure:
+            yield from _arrays_in(item)
+    elif isinstance(structure, dict):
+        for item in structure.values():
+            yield from _arrays_in(item)
 
 
 def is_basic_index(index) -> bool:

@@ -3,6 +3,14 @@
 A template is a plain Python function `template(dy, y, *primal_params)` whose
 body assigns `d<param>` for each differentiable input; the unroller runs it
 on the forward values, so a rule is written once, as readable NumPy.
+
+"No gradient" is declared at the narrowest level that is true:
+`nondifferentiable(fn)` when the result is piecewise constant in every
+argument (comparisons, np.floor, argmax); `nodiff(fn, "arg", ...)` when only
+those arguments are (np.full_like's `a`, np.copysign's `x2`), the others
+having a template; `refused(fn, reason)` when a gradient exists but cannot
+be given exactly (random draws in their parameters): a float that reaches
+one is a NoDiffRuleError with the reason, never a silent zero.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from .loader import run_registered
 _templates: dict = {}
 _nondifferentiable: set = set()
 _nodiff_args: dict = {}
+_refused: dict = {}  # fn -> why a gradient through it is refused
 _expressions: dict = {}  # fn -> {param: expression} from ys.diffrule
 _loaded = False
 _loading = threading.RLock()
@@ -73,9 +82,17 @@ def parameter_names(fn: Callable) -> list[str] | None:
             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
-def nodiff(fn: Callable, argname: str) -> None:
-    """No gradient flows into the parameter `argname` of `fn`."""
-    _nodiff_args.setdefault(fn, set()).add(argname)
+def nodiff(fn: Callable, *argnames: str) -> None:
+    """No gradient flows into the parameters `argnames` of `fn`: the result is
+    piecewise constant in them."""
+    _nodiff_args.setdefault(fn, set()).update(argnames)
+
+
+def refused(*functions, reason: str) -> None:
+    """Primitives recorded as calls whose gradient is refused, for `reason`,
+    when a differentiated value reaches them."""
+    for fn in functions:
+        _refused[fn] = reason
 
 
 def _load() -> None:
@@ -108,12 +125,20 @@ def is_nondifferentiable(fn) -> bool:
     return bool(_lookup(_nondifferentiable, fn))
 
 
+def refusal_for(fn) -> str | None:
+    """Why a gradient through `fn` is refused, if it is."""
+    _load()
+    return _lookup(_refused, fn)
+
+
 def is_primitive(fn) -> bool:
-    """Registered in either table: recorded as one op, never inlined."""
-    return template_for(fn) is not None or is_nondifferentiable(fn)
+    """Registered in any table: recorded as one op, never inlined."""
+    return template_for(fn) is not None or is_nondifferentiable(fn) or (
+        refusal_for(fn) is not None)
 
 
 def nodiff_args(fn) -> set:
+    _load()
     return _lookup(_nodiff_args, fn) or set()
 
 
@@ -122,3 +147,10 @@ def registered() -> tuple[dict, set]:
     the catalogue in docs/rules.md."""
     _load()
     return dict(_templates), set(_nondifferentiable)
+
+
+def declarations() -> tuple[dict, dict]:
+    """Per-argument declarations (fn -> piecewise-constant parameters) and
+    refusals (fn -> reason), for the catalogue in docs/rules.md."""
+    _load()
+    return ({fn: set(names) for fn, names in _nodiff_args.items()}, dict(_refused))

@@ -25,7 +25,7 @@ import numpy as np
 
 from . import primitives, rules
 from .builtin_calls import builtin_handler
-from .errors import Location, MutationError, UnsupportedSyntaxError, YotaError
+from .errors import Location, MutationError, NoDiffRuleError, UnsupportedSyntaxError, YotaError
 from .source import FunctionSource, closure_cells, function_source, unwrap
 from .specialisation import MISSING, dependency, describe
 from .structs import is_array
@@ -52,9 +52,11 @@ OPAQUE_PACKAGES = {"numpy", "cupy", "scipy", "math", "builtins", "operator", "fu
                    "itertools", "jax", "torch"}
 KNOWN_CONTEXTS = (np.errstate, contextlib.nullcontext, warnings.catch_warnings)
 # Primitives whose result's shape depends on the values, not just the shapes.
-DATA_SHAPED = {np.unique, np.nonzero, np.flatnonzero, np.argwhere, np.extract}
-# NumPy functions that write into an argument.
-MUTATING = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis}
+DATA_SHAPED = {np.unique, np.nonzero, np.flatnonzero, np.argwhere, np.extract, np.bincount,
+               np.arange}
+# `ufunc.at` that is an accumulation, recorded functionally as index_add: the
+# sign the values are added with.
+ACCUMULATING_AT = {np.add: 1, np.subtract: -1}
 IN_PLACE_METHODS = {"sort", "fill", "put", "itemset", "resize", "partition", "setfield"}
 CONTAINER_CHANGES = {"append", "extend", "insert", "pop", "remove", "clear", "update",
                      "setdefault", "popitem", "add", "discard", "sort", "reverse",
@@ -323,6 +325,11 @@ class Unroller:
     # -- recording --------------------------------------------------------------
 
     def record(self, fn, args: tuple, kwargs: dict, value) -> Traced:
+        if isinstance(value, np.matrix):
+            raise NoDiffRuleError(
+                f"{primitives.display_name(fn)} gives an np.matrix", self.loc,
+                hint="np.matrix redefines `*` and `**` as matrix operations; use np.ndarray "
+                     "(np.asarray) with `@` instead.")
         depends = any(t.op.depends for t in traced_in((args, kwargs)))
         op = Call(fn, self.refs(args), self.refs(kwargs), *describe_value(value),
                   self.loc, depends)
@@ -385,20 +392,24 @@ class Unroller:
         A static call that builds an array (np.zeros, np.arange) is recorded
         too, so the generated code says how the array is made.
         """
-        if kwargs.get("out") is not None or fn in MUTATING:
-            raise MutationError(f"{primitives.display_name(fn)} writes into an existing array"
-                                + (" (out=)" if kwargs.get("out") is not None else ""), self.loc,
+        if kwargs.get("out") is not None:
+            raise MutationError(f"{primitives.display_name(fn)} writes into an existing array "
+                                "(out=)", self.loc,
                                 hint="Use the result instead: `y = np.add(x, z)`.")
+        if primitives.is_ufunc_at(fn):
+            return self.ufunc_at(fn, args, kwargs)
         draws = primitives.random_source(fn)
         if draws is not None:
             self.random_states.setdefault(id(draws), (draws, _random_state(draws)))
         elif not has_traced((args, kwargs)):
-            value = fn(*args, **kwargs)
+            value = self.run_primitive(fn, args, kwargs)
             if is_array(value) and value.ndim > 0:
                 return self.record(fn, args, kwargs, value)
             return value
         try:
-            value = fn(*values_of(args), **values_of(kwargs))
+            value = self.run_primitive(fn, values_of(args), values_of(kwargs))
+        except YotaError:
+            raise
         except Exception as error:
             _add_note(error, self.loc)
             raise
@@ -407,6 +418,46 @@ class Unroller:
             text = f"{primitives.display_name(fn)}(...)"
             self.concretize(result, np.shape, None, None, text=text)
         return result
+
+    def run_primitive(self, fn, args: tuple, kwargs: dict):
+        """Call `fn` on example values with every array argument read-only, so a
+        function that writes into an argument (np.random.shuffle, np.copyto,
+        np.fill_diagonal, any other) is refused instead of changing a value
+        behind the tape's back and being dropped from the generated code."""
+        with primitives.arguments_read_only((args, kwargs)) as protected:
+            try:
+                return fn(*args, **kwargs)
+            except ValueError as error:
+                if not (protected and "read-only" in str(error)):
+                    raise
+                name = primitives.display_name(fn)
+        raise MutationError(
+            f"{name} writes into its argument", self.loc,
+            hint="Generated code is functional: call a function that returns a new array "
+                 "instead (e.g. `y = x[rng.permutation(len(x))]` rather than shuffling x, "
+                 "`np.where(mask, v, x)` rather than np.putmask or np.place).")
+
+    def ufunc_at(self, fn, args: tuple, kwargs: dict) -> None:
+        """`np.add.at(a, index, b)` (or np.subtract.at) changes the local array
+        `a` in place: recorded as a functional index_add bound to every alias of
+        `a`, as `a[index] += b` is. The other `ufunc.at` are refused."""
+        name = primitives.display_name(fn)
+        sign = ACCUMULATING_AT.get(fn.__self__)
+        if sign is None or len(args) != 3 or kwargs:
+            raise MutationError(
+                f"{name} writes into its first argument", self.loc,
+                hint="Only np.add.at(a, index, b) and np.subtract.at(a, index, b) are "
+                     "rewritten as functional updates; compute the result as a new array "
+                     "(e.g. with np.where, or np.add.at on a fresh array).")
+        target, index, values = args
+        if not isinstance(target, Traced):
+            raise MutationError(f"{name} on an array the function did not create", self.loc,
+                                hint="Copy it into a local array first (`y = y.copy()`).")
+        if sign < 0:
+            values = (self.primitive(operator.neg, (values,), {}) if isinstance(values, Traced)
+                      else np.negative(values))
+        new = self.primitive(primitives.index_add, (target, index, values), {})
+        self.mutate(target, new, None, None)
 
     def concretize(self, value, convert, node, frame, text=None):
         """A static Python value from a possibly traced one, guarded if it came
