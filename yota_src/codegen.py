@@ -45,8 +45,13 @@ class CodegenError(Exception):
 
 
 def function_name(tape: Tape, kind: str) -> str:
+    """`grad_loss` for loss; a lambda (named `<lambda>`) gives `grad_lambda`."""
     name = tape.signature.function_name
-    return f"grad_{name}" if kind == "gradient" else name
+    if not name.isidentifier():
+        name = re.sub(r"\W", "", name) or "function"
+    if kind == "gradient":
+        return f"grad_{name}"
+    return f"{name}_" if keyword.iskeyword(name) else name
 
 
 def module_source(tape: Tape, kind: str = "gradient") -> str:

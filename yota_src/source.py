@@ -3,6 +3,7 @@
 from __future__ import annotations
 import __future__
 
+import ast
 import functools
 import hashlib
 import inspect
@@ -192,7 +193,8 @@ def _indent_removed(raw: str, dedented: str) -> int:
 
 
 def _find_lambda(text: str, code: types.CodeType, first_line: int):
-    """The Lambda node of `code` within its source lines."""
+    """The Lambda node of `code` within its source lines: the one on its line
+    with its parameters or, when several are, the one whose code it is."""
     tree = None
     for candidate in (text, f"({text.strip()})", text.strip().rstrip(",")):
         try:
@@ -202,13 +204,64 @@ def _find_lambda(text: str, code: types.CodeType, first_line: int):
             continue
     if tree is None:
         return None
-    params = list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
     row = code.co_firstlineno - first_line + 1
-    found = [node for node in gast.walk(tree) if isinstance(node, gast.Lambda)
-             and node.lineno == row
-             and [a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
-             == params]
-    return found[0] if found else None
+    found = sorted((node for node in gast.walk(tree)
+                    if isinstance(node, gast.Lambda) and node.lineno == row
+                    and _parameters(node) == _code_parameters(code)),
+                   key=lambda node: node.col_offset)
+    if len(found) <= 1:
+        return found[0] if found else None
+    index = _lambda_index(code, len(found))
+    if index is None:
+        raise SourceUnavailableError(
+            f"line {code.co_firstlineno} of {code.co_filename} has {len(found)} lambdas with "
+            "the same parameters, and which one this is cannot be told",
+            Location(code.co_filename, code.co_firstlineno,
+                     linecache.getline(code.co_filename, code.co_firstlineno).rstrip("\n")),
+            hint="Give the function a name with `def`, or put the lambdas on separate lines.")
+    return found[index]
+
+
+_MARK = 1_000_000  # a line number no file reaches
+
+
+def _lambda_index(code: types.CodeType, count: int) -> int | None:
+    """Which of the `count` lambdas on code's line (with its parameters, in
+    column order) `code` was compiled from: the file is compiled again with
+    each of them moved to a line of its own, and their code compared with
+    `code`. Lambdas with the same code are interchangeable: the first is taken."""
+    lines = linecache.getlines(code.co_filename)
+    try:
+        tree = ast.parse("".join(lines))
+    except (SyntaxError, ValueError):
+        return None
+    nodes = sorted((node for node in ast.walk(tree)
+                    if isinstance(node, ast.Lambda) and node.lineno == code.co_firstlineno
+                    and _parameters(node) == _code_parameters(code)),
+                   key=lambda node: node.col_offset)
+    if len(nodes) != count:
+        return None
+    for index, node in enumerate(nodes):
+        node.lineno = node.end_lineno = _MARK + index
+    try:
+        compiled = compile(tree, code.co_filename, "exec",
+                           flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return None
+    matches = [each.co_firstlineno - _MARK for each in _code_objects(compiled)
+               if each.co_firstlineno >= _MARK and _same_code(each, code)]
+    return min(matches) if matches else None
+
+
+def _parameters(node) -> list[str]:
+    arguments = node.args
+    names = [a.id if hasattr(a, "id") else a.arg
+             for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs]
+    return names
+
+
+def _code_parameters(code: types.CodeType) -> list[str]:
+    return list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
 
 
 def closure_cells(fn) -> dict:
