@@ -165,3 +165,17 @@ def test_deeply_nested_structs_give_full_paths(rng):
     assert ("encoder", "norm", "scale") in g[0] and ("head", "W") in g[0]
     new = ys.update(model, g[0], lambda p, gp: p - 0.1 * gp)
     assert new is model
+
+
+def _uses_a_lock(lock, x):
+    if lock.locked():
+        return np.sum(x)
+    return np.sum(x * x)
+
+
+def test_objects_of_c_types_are_static_arguments():
+    import threading
+    lock = threading.Lock()
+    value, (dlock, dx) = ys.grad(_uses_a_lock, lock, np.array([1.0, 2.0]))
+    assert value == 5.0 and dlock is None
+    np.testing.assert_allclose(dx, [2.0, 4.0])

@@ -17,9 +17,16 @@ from .traced import Traced, has_traced, values_of
 
 def _len(unroller, args, kwargs, node, frame):
     (value,) = args
+    if isinstance(value, Traced) and isinstance(value.value, str):
+        return unroller.concretize(value, len, _argument(node), frame)  # its length is data
     if isinstance(value, Traced):
         return len(value.value)
     return len(value)
+
+
+def _argument(node):
+    """The argument's node in `int(x)`, for the guard's text: `int(x) was 3`."""
+    return node.args[0] if getattr(node, "args", None) else node
 
 
 def _range(unroller, args, kwargs, node, frame):
@@ -27,7 +34,7 @@ def _range(unroller, args, kwargs, node, frame):
 
 
 def _int(unroller, args, kwargs, node, frame):
-    return unroller.concretize(args[0], int, node, frame) if args else 0
+    return unroller.concretize(args[0], int, _argument(node), frame) if args else 0
 
 
 def _bool(unroller, args, kwargs, node, frame):
@@ -74,10 +81,6 @@ def _getattr(unroller, args, kwargs, node, frame):
         raise
 
 
-def _print(unroller, args, kwargs, node, frame):
-    return None  # printing happens at trace time only; generated code has no prints
-
-
 def _traced_primitive(fn):
     def handler(unroller, args, kwargs, node, frame):
         if has_traced((args, kwargs)):
@@ -102,10 +105,13 @@ def _static_info(fn):
 
 _BUILTINS = {
     len: _len, range: _range, int: _int, bool: _bool, isinstance: _isinstance, sum: _sum,
-    getattr: _getattr, print: _print, float: _traced_primitive(float),
+    getattr: _getattr, float: _traced_primitive(float),
     max: _extreme(operator.gt), min: _extreme(operator.lt),
     abs: _traced_primitive(abs), pow: _traced_primitive(pow),
 }
+# Strings of traced values are recorded values: printed live, and any decision
+# taken from them is guarded like one taken from a number.
+_BUILTINS.update({fn: _traced_primitive(fn) for fn in (str, repr, ascii, format)})
 def _refused(fn):
     def handler(unroller, args, kwargs, node, frame):
         raise UnsupportedSyntaxError(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import builtins
 import keyword
+import logging
 import math
 import operator
 import re
@@ -261,6 +262,8 @@ class _Writer:
         if isinstance(op, Call) and op.fn in primitives.INDEX_STORES:
             return self.index_store(op)
         expr = self.expression(op)
+        if isinstance(op, Call) and op not in self.users:  # kept for its effect: print, seed
+            return [ast.unparse(ast.Expr(expr))]
         if self.should_inline(op, expr):
             self.inlined[op] = expr
             return []
@@ -412,10 +415,28 @@ class _Writer:
             return ast.Subscript(self.literal(args[0]), self.index(args[1]))
         if fn is primitives.T:
             return ast.Attribute(self.literal(args[0]), "T")
+        if fn is primitives.fstring:
+            return self.fstring(args)
+        if getattr(fn, "__objclass__", None) is str and args:  # '{:.3f}'.format(x), s.upper()
+            return ast.Call(ast.Attribute(self.literal(args[0]), fn.__name__),
+                            [self.literal(a) for a in args[1:]], self.keywords(kwargs))
         if fn is primitives.astype:
             return ast.Call(ast.Attribute(self.literal(args[0]), "astype"),
                             [self.literal(a) for a in args[1:]], self.keywords(kwargs))
         return ast.Call(self.function(fn), [self.literal(a) for a in args], self.keywords(kwargs))
+
+    def fstring(self, pieces) -> ast.expr:
+        """The user's f-string, with the recorded values in its fields."""
+        values = []
+        for piece in pieces:
+            if isinstance(piece, str):
+                values.append(ast.Constant(piece))
+                continue
+            value, conversion, spec = piece
+            values.append(ast.FormattedValue(
+                self.literal(value), ord(conversion) if conversion else -1,
+                ast.JoinedStr([ast.Constant(spec)]) if spec else None))
+        return ast.JoinedStr(values)
 
     def keywords(self, kwargs: dict) -> list[ast.keyword]:
         return [ast.keyword(key, self.literal(value)) for key, value in kwargs.items()]
@@ -443,6 +464,10 @@ class _Writer:
         """A user's function, reached through its module: only where importing
         that module and following the qualified name gives `fn` itself."""
         owner = getattr(fn, "__self__", None)
+        if isinstance(owner, logging.Logger):  # loggers are found by name
+            self.imports.add("import logging")
+            name = "" if isinstance(owner, logging.RootLogger) else repr(owner.name)
+            return f"logging.getLogger({name}).{fn.__name__}"
         if owner is not None and not isinstance(owner, type(sys)):
             raise CodegenError(
                 f"generated code cannot refer to the method {getattr(fn, '__name__', fn)}() of "
@@ -451,6 +476,8 @@ class _Writer:
                 "computes in as an argument")
         module = getattr(fn, "__module__", None)
         qualname = getattr(fn, "__qualname__", "")
+        if module and module.startswith("_") and _reachable(fn, module[1:], qualname):
+            module = module[1:]  # `warnings.warn`, not the `_warnings` that implements it
         if not _reachable(fn, module, qualname):
             raise CodegenError(f"generated code cannot refer to {describe_value(fn)}: define it "
                                "at the top level of an importable module")
@@ -495,6 +522,9 @@ class _Writer:
                                                 (value.start, value.stop, value.step)], [])
         if isinstance(value, np.dtype):
             return ast.parse(f"np.{value.name}", mode="eval").body
+        if isinstance(value, primitives.StandardStream):
+            self.imports.add("import sys")
+            return ast.parse(repr(value), mode="eval").body
         if isinstance(value, type) and issubclass(value, np.generic):
             return ast.parse(f"np.{value.__name__}", mode="eval").body
         if isinstance(value, np.ndarray):

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import logging
 import math
 import operator
+import sys
 import warnings
 from collections.abc import Iterator
 
@@ -72,6 +74,66 @@ def random_source(fn):
     if (getattr(fn, "__module__", "") or "").startswith("numpy.random"):
         return np.random.mtrand._rand
     return None
+
+
+def fstring(*pieces) -> str:
+    """`f"..."` holding traced values, printed by codegen as the f-string it
+    was: each piece is a literal string or (value, conversion, spec)."""
+    parts = []
+    for piece in pieces:
+        if isinstance(piece, str):
+            parts.append(piece)
+        else:
+            value, conversion, spec = piece
+            converted = {"s": str, "r": repr, "a": ascii}.get(conversion, lambda v: v)(value)
+            parts.append(format(converted, spec))
+    return "".join(parts)
+
+
+class StandardStream:
+    """`sys.stdout` or `sys.stderr` as a print's `file=`: generated code names
+    the stream, which is looked up at each call, as the primal's `sys.stderr` is."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def write(self, text: str):
+        return getattr(sys, self.name).write(text)
+
+    def flush(self):
+        return getattr(sys, self.name).flush()
+
+    def __eq__(self, other):
+        return isinstance(other, StandardStream) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __repr__(self):
+        return f"sys.{self.name}"
+
+
+_LOG_METHODS = {"debug", "info", "warning", "warn", "error", "critical", "exception", "log"}
+
+
+def is_output(fn) -> bool:
+    """print, warnings.warn and logging: what the user sees, so generated code
+    repeats it, in order, at every call (and tracing does not)."""
+    if fn is print or fn is warnings.warn:
+        return True
+    name = getattr(fn, "__name__", None)
+    if name not in _LOG_METHODS:
+        return False
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, logging.Logger):
+        return True
+    return getattr(logging, name, None) is fn
+
+
+def has_effect(fn) -> bool:
+    """Calls that are never folded, merged or dropped: random draws (each
+    advances a generator) and output."""
+    return is_output(fn) or is_random_draw(fn)
 
 
 def is_random_draw(fn) -> bool:

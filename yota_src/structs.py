@@ -47,9 +47,19 @@ def kind_of(value) -> str:
         return "struct"
     if type(value).__module__.split(".")[0] in ("builtins", "numpy", "functools"):
         return STATIC
-    if hasattr(value, "__dict__") or hasattr(type(value), "__slots__"):
+    if (hasattr(value, "__dict__") or hasattr(type(value), "__slots__")) \
+            and _defined_in_python(type(value)):
         return "struct"
     return STATIC
+
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: made by a class statement
+
+
+def _defined_in_python(cls: type) -> bool:
+    """Only objects of Python classes are mirrored field by field: one built on
+    a C type (an open file, a lock) cannot be copied without its constructor."""
+    return all(klass.__flags__ & _HEAP_TYPE for klass in cls.__mro__[:-1])
 
 
 def children(value) -> list[tuple[tuple[str, Any], Any]]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import UnsupportedSyntaxError
 from .tape import Op, leaves_of
 
 
@@ -21,6 +22,17 @@ class Traced:
 
     def __repr__(self) -> str:
         return f"Traced({self.op.describe_type()})"
+
+    def __format__(self, spec: str) -> str:
+        # Only code yota-src runs natively gets here: its text would be frozen
+        # (or read "Traced(...)"), so it is refused.
+        raise UnsupportedSyntaxError(
+            "a value computed from the arguments was turned into text by code that runs "
+            "only while tracing", hint="Format it in the differentiated function itself "
+            "(an f-string, str(), format() or print()), where it is recorded.")
+
+    def __str__(self) -> str:
+        return self.__format__("")
 
 
 def traced_in(structure):
@@ -52,6 +64,8 @@ def values_of(structure):
 def describe_value(value) -> tuple:
     """(shape, dtype) of a primitive's result; a tuple of arrays (np.split,
     np.linalg.qr) has no shape, and the dtype its elements share."""
+    if isinstance(value, (str, bytes)):  # np.result_type would read "f8" as a dtype
+        return (), np.dtype(type(value))
     if isinstance(value, (tuple, list)):
         try:
             return None, np.result_type(*value) if value else None

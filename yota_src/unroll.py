@@ -16,6 +16,7 @@ import contextlib
 import functools
 import inspect
 import operator
+import sys
 import types
 import warnings
 from dataclasses import replace
@@ -419,6 +420,50 @@ class Unroller:
             self.concretize(result, np.shape, None, None, text=text)
         return result
 
+    def output(self, fn, args: tuple, kwargs: dict, node, frame) -> None:
+        """print, warnings.warn, logging: recorded, not run. The generated code
+        shows the output at every call, in order, with live values; tracing
+        shows nothing (so the first call of ys.grad prints once, like f)."""
+        if fn is print and kwargs.get("file") is not None:
+            kwargs = {**kwargs, "file": self.stream(kwargs["file"], node, frame)}
+        self.require_printable(fn, (args, kwargs), node, frame)
+        depends = any(t.op.depends for t in traced_in((args, kwargs)))
+        self.ops.append(Call(fn, self.refs(args), self.refs(kwargs), None, None,
+                             self.location_of(node, frame), depends))
+
+    def stream(self, file, node, frame) -> primitives.StandardStream:
+        for name in ("stdout", "stderr"):
+            if file is getattr(sys, name) or file is getattr(sys, f"__{name}__"):
+                return primitives.StandardStream(name)
+        raise UnsupportedSyntaxError(
+            f"print(file=...) to a {type(file).__name__}", self.location_of(node, frame),
+            hint="Generated code can print to sys.stdout and sys.stderr only: return what "
+                 "you want to write, or write it outside the differentiated function.")
+
+    def require_printable(self, fn, structure, node, frame) -> None:
+        """What an output call shows must be spelled in the generated code:
+        values, numbers, strings, arrays and containers of them."""
+        if isinstance(structure, (Traced, np.ndarray, np.generic, str, bytes, int, float,
+                                  complex, primitives.StandardStream)) or structure is None:
+            return
+        if isinstance(structure, (tuple, list)) and not hasattr(structure, "_fields"):
+            for item in structure:
+                self.require_printable(fn, item, node, frame)
+            return
+        if type(structure) is dict:
+            for item in (*structure.keys(), *structure.values()):
+                self.require_printable(fn, item, node, frame)
+            return
+        if isinstance(structure, type) and issubclass(structure, Warning) \
+                and getattr(builtins, structure.__name__, None) is structure:
+            return
+        raise UnsupportedSyntaxError(
+            f"{primitives.display_name(fn)}() of a {type(structure).__name__} object",
+            self.location_of(node, frame),
+            hint="The generated code repeats output at every call and can show numbers, "
+                 "strings, arrays and lists, tuples and dicts of them: show the fields "
+                 "you want to see (e.g. print(model.W)) or an f-string.")
+
     def run_primitive(self, fn, args: tuple, kwargs: dict):
         """Call `fn` on example values with every array argument read-only, so a
         function that writes into an argument (np.random.shuffle, np.copyto,
@@ -483,6 +528,8 @@ class Unroller:
             return self.array_method(fn, args, kwargs, node, frame)
         if isinstance(fn, functools.partial):
             return self.call(fn.func, fn.args + args, {**fn.keywords, **kwargs}, node, frame)
+        if primitives.is_output(fn):
+            return self.output(fn, args, kwargs, node, frame)
         handler = builtin_handler(fn)
         if handler is not None:
             return handler(self, args, kwargs, node, frame)
@@ -496,6 +543,8 @@ class Unroller:
                 getattr(fn, "__self__", None), (list, dict, set, tuple, str)):
             if fn.__name__ in CONTAINER_CHANGES and id(fn.__self__) in self.watched:
                 raise self.outside_write(node, frame)
+            if isinstance(fn.__self__, str) and has_traced((args, kwargs)):
+                return self.primitive(getattr(str, fn.__name__), (fn.__self__, *args), kwargs)
             return fn(*args, **kwargs)  # container methods store traced values as they are
         return self.primitive(fn, args, kwargs)
 
@@ -614,6 +663,8 @@ class Unroller:
             return self.primitive(getattr(np, name), (x,), {})
         if isinstance(value, tuple) and hasattr(value, "_fields") and name in value._fields:
             return self.primitive(operator.getitem, (x, value._fields.index(name)), {})
+        if isinstance(value, str) and callable(getattr(str, name, None)):
+            return functools.partial(getattr(str, name), x)  # `s.upper()` is str.upper(s)
         if callable(getattr(value, name, None)):
             return ArrayMethod(x, name)
         raise UnsupportedSyntaxError(f"the attribute .{name} of a traced value is not supported",
@@ -1079,13 +1130,22 @@ class Unroller:
         return value
 
     def eval_JoinedStr(self, node, frame):
-        return "".join(str(self.eval(part, frame)) for part in node.values)
+        """An f-string holding traced values is a recorded value of its own,
+        printed as the same f-string: it shows the live values at every call."""
+        pieces = tuple(self.format_piece(part, frame) for part in node.values)
+        if not has_traced(pieces):
+            return primitives.fstring(*pieces)
+        return self.primitive(primitives.fstring, pieces, {})
 
-    def eval_FormattedValue(self, node, frame):
-        value = values_of(self.eval(node.value, frame))
-        spec = self.eval(node.format_spec, frame) if node.format_spec is not None else ""
-        converted = {115: str, 114: repr, 97: ascii}.get(node.conversion, lambda v: v)(value)
-        return format(converted, spec)
+    def format_piece(self, part, frame):
+        """A literal string, or (value, conversion, spec) for `{value!r:spec}`."""
+        if not isinstance(part, gast.FormattedValue):
+            return self.eval(part, frame)
+        spec = "" if part.format_spec is None else self.eval(part.format_spec, frame)
+        if isinstance(spec, Traced):
+            spec = self.concretize(spec, str, part.format_spec, frame)
+        conversion = chr(part.conversion) if part.conversion > 0 else ""
+        return self.eval(part.value, frame), conversion, spec
 
     # -- functions ------------------------------------------------------------
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..primitives import FRESH_BUFFERS, is_random_draw
+from ..primitives import FRESH_BUFFERS, has_effect
 from ..tape import Call, Op, Tape
 from .rewrite import rewrite
 
@@ -13,7 +13,7 @@ def eliminate_common_subexpressions(tape: Tape) -> Tape:
     seen: dict = {}
 
     def visit(op: Op, forward: bool, original: Op) -> Op:
-        if not isinstance(op, Call) or is_random_draw(op.fn) or op.fn in FRESH_BUFFERS:
+        if not isinstance(op, Call) or has_effect(op.fn) or op.fn in FRESH_BUFFERS:
             return op
         try:
             return seen.setdefault(_key((op.fn, op.args, op.kwargs)), op)

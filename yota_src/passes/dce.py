@@ -1,11 +1,12 @@
 """Dead code: ops nothing returned or guarded depends on.
 
 Random draws stay even when unused: each advances its generator, and the
-generated code must consume random numbers as the function does."""
+generated code must consume random numbers as the function does. Output
+(print, warnings, logging) stays: the user sees it at every call."""
 
 from __future__ import annotations
 
-from ..primitives import is_random_draw
+from ..primitives import has_effect
 from ..tape import Call, Guard, Tape, iter_refs, operands
 
 
@@ -13,7 +14,7 @@ def eliminate_dead_code(tape: Tape) -> Tape:
     live = set(iter_refs(tape.output))
     for op in reversed(tape.ops):
         if isinstance(op, Guard) or op in live or (
-                isinstance(op, Call) and is_random_draw(op.fn)):
+                isinstance(op, Call) and has_effect(op.fn)):
             live.add(op)
             live.update(operands(op))
     ops = [op for op in tape.ops if op in live]

@@ -1,0 +1,167 @@
+"""What the user sees: print, warnings and logging happen in the generated
+code, in order, with live values, once per call (issue 7, class 10); text
+made from traced values is a recorded value (class 3, strings)."""
+
+import logging
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import yota_src as ys
+from yota_src.errors import ControlFlowChanged, UnsupportedSyntaxError
+
+LOG = logging.getLogger("yota_src.tests.side_effects")
+
+
+def shows_values(x):
+    y = np.sum(x ** 2)
+    print("loss", y, f"first={x[0]:.2f}")
+    z = y * 3.0
+    print(f"{z!r}", "end", sep="|")
+    return z
+
+
+def shows_in_a_loop(x):
+    total = 0.0
+    for i in range(1, 4):
+        total = total + x[i - 1] * i
+        report(i, total)
+    return total
+
+
+def report(step, value):
+    print(f"step {step}: {value:.3f}")
+
+
+def shows_only_text(x):
+    print("starting")
+    return np.sum(np.sin(x))
+
+
+@pytest.mark.parametrize("f", [shows_values, shows_in_a_loop, shows_only_text])
+def test_every_call_prints_what_f_prints(f, capsys):
+    for x in (np.array([1.0, 2.0, 3.0]), np.array([-0.5, 0.25, 4.0])):
+        f(x)
+        expected = capsys.readouterr().out
+        value, _ = ys.grad(f, x)  # the first call prints once, like f; later ones too
+        assert capsys.readouterr().out == expected
+        assert value == pytest.approx(f(x))
+        capsys.readouterr()
+
+
+def test_generated_code_prints_and_tracing_does_not(capsys):
+    x = np.array([1.0, 2.0, 3.0])
+    gradient = ys.simplegrad(shows_values, x)
+    ys.trace(shows_values, x)
+    assert capsys.readouterr().out == ""
+    assert "print('loss', y, f'first={x[0]:.2f}')" in gradient.source
+    gradient(x * 2)
+    shows_values(x * 2)
+    printed, expected = capsys.readouterr().out.split("loss")[1:]
+    assert printed == expected
+
+
+def writes_to_stderr(x):
+    print("value", np.sum(x), file=sys.stderr)
+    return np.sum(x * x)
+
+
+def test_print_to_stderr_goes_to_stderr(capsys):
+    ys.grad(writes_to_stderr, np.ones(2))
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("", "value 2.0\n")
+
+
+def warns_and_logs(x):
+    y = np.sum(x * x)
+    warnings.warn(f"large loss {y:.1f}", RuntimeWarning)  # noqa: B028
+    logging.getLogger("yota_src.tests.side_effects").info("loss %.2f", y)
+    LOG.warning("again %s", y > 1)
+    return y
+
+
+def test_warnings_and_logging_happen_at_every_call(caplog):
+    caplog.set_level(logging.INFO, logger=LOG.name)
+    for scale in (1.0, 2.0):
+        with pytest.warns(RuntimeWarning, match=f"large loss {2 * scale ** 2:.1f}"):
+            ys.grad(warns_and_logs, np.ones(2) * scale)
+    messages = [record.getMessage() for record in caplog.records]
+    assert messages == ["loss 2.00", "again True", "loss 8.00", "again True"]
+    assert "logging.getLogger('yota_src.tests.side_effects').warning(" in \
+        ys.simplegrad(warns_and_logs, np.ones(2)).source
+
+
+class Model:
+    def __init__(self, w):
+        self.w = w
+
+
+def prints_an_object(model, x):
+    print(model)
+    return np.sum(model.w * x)
+
+
+def prints_to_a_file(x, f):
+    print(np.sum(x), file=f)
+    return np.sum(x)
+
+
+def test_output_generated_code_cannot_repeat_is_refused_at_the_line(tmp_path):
+    refusal = r"test_side_effects.py:\d+: print\(\) of a Model"
+    with pytest.raises(UnsupportedSyntaxError, match=refusal):
+        ys.grad(prints_an_object, Model(np.ones(2)), np.ones(2))
+    with (tmp_path / "log.txt").open("w") as f:
+        with pytest.raises(UnsupportedSyntaxError, match="print\\(file=...\\) to a TextIOWrapper"):
+            ys.grad(prints_to_a_file, np.ones(2), f)
+
+
+def formats(x):
+    y = np.sum(x)
+    text = ("{:.1f}".format(y) + " | " + "%.2f" % y  # noqa: UP031, UP032 (what is tested)
+            + " | " + str(x[0]) + " | " + format(y, ".0f"))
+    return y * len(x), text
+
+
+def test_text_from_traced_values_is_computed_at_every_call():
+    def loss(x):
+        y, text = formats(x)
+        print(text)
+        return y
+    gradient = ys.simplegrad(loss, np.array([1.0, 2.0]))
+    assert "Traced" not in gradient.source
+    for x in (np.array([1.0, 2.0]), np.array([3.5, -1.25])):
+        assert ys.grad(loss, x)[0] == pytest.approx(loss(x))
+
+
+def decides_on_text(x):
+    if f"{x[0]:.0f}" == "1":
+        return np.sum(x * 2.0)
+    return np.sum(x ** 3)
+
+
+def decides_on_length(x):
+    return np.sum(x) * len(str(np.round(x[0], 1)))
+
+
+@pytest.mark.parametrize("f, other", [(decides_on_text, [3.0, 2.0]),
+                                      (decides_on_length, [10.25, 2.0])])
+def test_decisions_on_text_are_guarded(f, other):
+    x, y = np.array([1.0, 2.0]), np.array(other)
+    ys.check_grad(f, x)
+    with pytest.raises(ControlFlowChanged):
+        ys.grad(f, y)
+    assert ys.grad(f, y, dynamic=True)[0] == pytest.approx(f(y))
+    with pytest.raises(ControlFlowChanged):
+        ys.simplegrad(f, x)(y)
+
+
+def test_strings_are_never_differentiated():
+    def loss(x):
+        label = f"{x[0]}"
+        return np.sum(x) * float(label)
+    x = np.array([2.0, 3.0])
+    value, (dx,) = ys.grad(loss, x)
+    assert value == pytest.approx(10.0)
+    np.testing.assert_allclose(dx, [2.0, 2.0])  # float(text) is a constant
