@@ -393,3 +393,18 @@ def test_concurrent_first_calls_in_a_fresh_process(tmp_path):
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                          timeout=120)
     assert out.stdout.strip() == "[] 8 1", out.stdout + out.stderr
+
+
+def _branches_then_draws(x):
+    if x[0] > 0:
+        return np.sum(x * np.random.normal(size=2))
+    return np.sum(x * np.random.uniform(size=2))
+
+
+def test_a_branch_change_under_dynamic_draws_as_one_call_of_f():
+    ys.grad(_branches_then_draws, np.array([1.0, 2.0]))
+    x = np.array([-1.0, 2.0])
+    np.random.seed(5)
+    expected = _branches_then_draws(x)
+    np.random.seed(5)
+    assert ys.grad(_branches_then_draws, x, dynamic=True)[0] == expected

@@ -41,7 +41,7 @@ from .structs import (
 )
 from .tape import Tape
 from .traced import values_of
-from .unroll import Unroller, inlinable, rewind
+from .unroll import Unroller, inlinable, random_states, rewind
 
 
 class GradientResult(Sequence):
@@ -69,6 +69,7 @@ class _Compiled:
     source: str
     tape: Tape  # the forward tape
     dependencies: tuple  # what was read from outside the arguments (specialisation.py)
+    generators: tuple = ()  # the random generators it draws from
 
 
 class GradFunction:
@@ -149,11 +150,13 @@ def _from_cache(key, args: tuple, dynamic: bool):
                 if compiled in _cache.get(key, ()):
                     _cache[key].remove(compiled)
             continue
+        states = random_states(compiled.generators)
         try:
             return compiled, compiled.function(*args)
         except ControlFlowChanged:
             if not dynamic:
                 raise
+            rewind(states)  # the variant that applies draws what one call of f would
     return None, None
 
 
@@ -410,7 +413,8 @@ def _build(fn: Callable, args: tuple, wrt_args: frozenset) -> _Compiled:
     source, constants = codegen.generate(tape)
     function = loader.load(source, codegen.function_name(tape, "gradient"), constants)
     return _Compiled(function, source, eliminate_dead_code(forward),
-                     tuple(unroller.dependencies.values()))
+                     tuple(unroller.dependencies.values()),
+                     tuple(generator for generator, _ in unroller.random_states.values()))
 
 
 class _errors_at_user_lines:  # noqa: N801 - used as a `with` statement

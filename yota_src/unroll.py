@@ -1198,6 +1198,11 @@ def _random_state(generator):
     return generator.bit_generator.state
 
 
+def random_states(generators) -> dict:
+    """Where each generator stands, for `rewind`."""
+    return {id(generator): (generator, _random_state(generator)) for generator in generators}
+
+
 def rewind(random_states: dict) -> None:
     """Put every generator the trace drew from back where it was, so the
     generated code's first run draws what one call of the function would."""
