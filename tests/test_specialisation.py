@@ -396,9 +396,10 @@ def test_concurrent_first_calls_in_a_fresh_process(tmp_path):
 
 
 def _branches_then_draws(x):
+    noise = np.random.normal(size=2)
     if x[0] > 0:
-        return np.sum(x * np.random.normal(size=2))
-    return np.sum(x * np.random.uniform(size=2))
+        return np.sum(x * noise)
+    return np.sum(x * noise * np.random.uniform(size=2))
 
 
 def test_a_branch_change_under_dynamic_draws_as_one_call_of_f():
