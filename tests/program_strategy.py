@@ -1,8 +1,10 @@
 """A hypothesis strategy for random small NumPy programs, and how to run one.
 
 A program takes 1-3 arrays of mutually broadcastable shapes and uses helper
-calls, a bounded `for` loop and an `if` decided by an argument and by a
-global, ending in `np.sum`. It also reads a module global (`SCALE`) and a
+calls, a bounded `for` loop, a scatter into a buffer (`np.add.at`,
+`np.subtract.at`, indexed `+=` and stores), an `if` decided by an argument and
+by a global, and one decided by text made from a traced value (an f-string),
+ending in `np.sum`. It also reads a module global (`SCALE`) and a
 closure variable (`factor`) that `rebind` changes between calls, so every
 program is checked again after the state it folded has changed. Every
 operation is smooth on the generated inputs (denominators and logs are kept
@@ -28,6 +30,11 @@ UNARY = ["np.tanh({})", "np.sin({})", "np.cos({})", "-({})", "np.square({})",
          "np.abs({}) + 1.0"]
 BINARY = ["({}) + ({})", "({}) - ({})", "({}) * ({})", "({}) / (1.5 + np.square({}))",
           "np.maximum({}, {})", "np.minimum({}, {})", "helper({}, {})"]
+SCATTERS = ["np.add.at(acc, [0, 2, 0], np.sum(h) * np.array([1.0, 0.5, 2.0]))",
+            "np.subtract.at(acc, [1, 1], np.sum(h * h))",
+            "acc[[0, 2]] += np.sum(h) * np.array([2.0, -1.0])",
+            "acc[1:] = np.sum(np.tanh(h))",
+            "np.add.at(acc, np.array([2, 2]), np.sin(np.sum(h)) * np.ones(2))"]
 _counter = itertools.count()
 _directory = tempfile.mkdtemp(prefix="yota_src_programs_")
 atexit.register(shutil.rmtree, _directory, ignore_errors=True)
@@ -61,6 +68,8 @@ def programs(draw):
     then = draw(expressions(names + ["h"], depth=1))
     other = draw(expressions(names + ["h"], depth=1))
     loops = draw(st.integers(0, 3))
+    scatter = draw(st.sampled_from(SCATTERS))
+    digits = draw(st.integers(0, 1))
     flag = draw(st.booleans())
     scale, factor = draw(st.sampled_from([-1.5, -0.5, 0.5, 2.0])), draw(st.floats(-2, 2))
     source = f"""import numpy as np
@@ -79,6 +88,11 @@ def make():
         h = {start}
         for i in range({loops}):
             h = 0.5 * ({step}) + 0.1 * i
+        acc = np.zeros(3)
+        {scatter}
+        h = h + 0.1 * np.sum(acc * acc)
+        if f"{{np.sum(h):.{digits}f}}".startswith("-"):
+            h = h * 1.5
         if flag and SCALE > 0:
             h = {then}
         else:
