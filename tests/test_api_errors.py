@@ -8,6 +8,7 @@ import pytest
 
 import yota_src as ys
 from yota_src.api import numerical_gradient
+from yota_src.errors import UnsupportedSyntaxError
 
 
 def returns_nothing(x):
@@ -137,3 +138,14 @@ def test_a_set_argument_changed_in_place_retraces():
 def test_a_target_without_source_is_described_truly(target, says):
     with pytest.raises(ys.errors.SourceUnavailableError, match=says):
         ys.grad(target, np.ones((2, 2)))
+
+
+def _draws_from_a_generator_object(x):
+    rng = np.random.default_rng(0)
+    return np.sum(x * rng.normal(size=2))
+
+
+def test_a_value_generated_code_cannot_spell_is_refused_at_the_line():
+    with pytest.raises(UnsupportedSyntaxError, match=r"test_api_errors.py:\d+: generated code "
+                                                     r"cannot refer to the method normal\(\)"):
+        ys.grad(_draws_from_a_generator_object, np.ones(2))

@@ -24,6 +24,7 @@ import types
 import numpy as np
 
 from . import primitives
+from .errors import UnsupportedSyntaxError
 from .loader import InProcessOnly
 from .structs import STATIC, Container, describe_value, path_expression, path_name
 from .tape import Call, Const, Guard, Input, Op, Tape, readers
@@ -41,8 +42,9 @@ _UNARY = {operator.neg: ast.USub, operator.pos: ast.UAdd, operator.invert: ast.I
 _INLINE_LIMIT = 64  # longest expression a temporary is folded into, in characters
 
 
-class CodegenError(Exception):
-    """A value the generated code has no way to spell."""
+class CodegenError(UnsupportedSyntaxError):
+    """A value the generated code has no way to spell; raised at the line of
+    the op that needs it."""
 
 
 def function_name(tape: Tape, kind: str) -> str:
@@ -234,7 +236,12 @@ class _Writer:
             if index == self.tape.n_forward and self.kind == "gradient":
                 lines.append("# backward")
                 group = None
-            statements = self.statements(op)
+            try:
+                statements = self.statements(op)
+            except CodegenError as error:
+                if error.location is not None or op.loc is None:
+                    raise
+                raise CodegenError(error.message, op.loc, error.hint) from None
             if not statements:
                 continue
             here = self.group(op)
