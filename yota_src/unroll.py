@@ -49,8 +49,10 @@ STRUCTURAL = {gast.Is: operator.is_, gast.IsNot: operator.is_not,
               gast.In: lambda a, b: a in b, gast.NotIn: lambda a, b: a not in b}
 
 # Functions from these packages are primitives (recorded), never inlined.
+# Libraries whose functions are run, not unrolled (logging and warnings: their
+# internals are locks and handlers; what they show is recorded as output).
 OPAQUE_PACKAGES = {"numpy", "cupy", "scipy", "math", "builtins", "operator", "functools",
-                   "itertools", "jax", "torch"}
+                   "itertools", "jax", "torch", "logging", "warnings"}
 KNOWN_CONTEXTS = (np.errstate, contextlib.nullcontext, warnings.catch_warnings)
 # Primitives whose result's shape depends on the values, not just the shapes.
 DATA_SHAPED = {np.unique, np.nonzero, np.flatnonzero, np.argwhere, np.extract, np.bincount,
