@@ -5,6 +5,7 @@ import operator
 
 import numpy as np
 
+from yota_src import primitives
 from yota_src.rules import adjoint
 
 from .helpers import unbroadcast
@@ -252,6 +253,6 @@ def nan_to_num(dy, y, x, copy=True, nan=0.0, posinf=None, neginf=None):
     dx = dy * np.isfinite(x)
 
 
-@adjoint(float)
+@adjoint(float, primitives.item)
 def to_float(dy, y, x):
     dx = dy if np.ndim(x) == 0 else np.reshape(dy, np.shape(x))

@@ -21,7 +21,7 @@ from yota_src.rules import nodiff, nondifferentiable, refused
 nondifferentiable(
     # comparisons and logic: boolean results
     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
-    operator.and_, operator.or_, operator.xor, operator.invert,
+    operator.and_, operator.or_, operator.xor, operator.invert, operator.contains, operator.is_,
     np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal,
     np.logical_and, np.logical_or, np.logical_not, np.logical_xor,
     np.isfinite, np.isnan, np.isinf, np.isneginf, np.isposinf, np.signbit, np.iscomplex,

@@ -24,3 +24,13 @@ def load_example(name: str):
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+@pytest.fixture(autouse=True)
+def fresh_gradient_cache():
+    """Each test starts without gradients cached by another, so a test that
+    traces at one point is not answered by a variant another test made."""
+    import yota_src.api
+
+    yota_src.api._cache.clear()
+    yield

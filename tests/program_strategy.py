@@ -2,9 +2,10 @@
 
 A program takes 1-3 arrays of mutually broadcastable shapes and uses helper
 calls, a bounded `for` loop, a scatter into a buffer (`np.add.at`,
-`np.subtract.at`, indexed `+=` and stores), an `if` decided by an argument and
-by a global, and one decided by text made from a traced value (an f-string),
-ending in `np.sum`. It also reads a module global (`SCALE`) and a
+`np.subtract.at`, indexed `+=` and stores), Python deciding from traced values
+(`in`, `sorted`, `set`, dict keys, `max(key=)`), an `if` decided by an argument
+and by a global, and one decided by text made from a traced value (an
+f-string), ending in `np.sum`. It also reads a module global (`SCALE`) and a
 closure variable (`factor`) that `rebind` changes between calls, so every
 program is checked again after the state it folded has changed. Every
 operation is smooth on the generated inputs (denominators and logs are kept
@@ -35,6 +36,16 @@ SCATTERS = ["np.add.at(acc, [0, 2, 0], np.sum(h) * np.array([1.0, 0.5, 2.0]))",
             "acc[[0, 2]] += np.sum(h) * np.array([2.0, -1.0])",
             "acc[1:] = np.sum(np.tanh(h))",
             "np.add.at(acc, np.array([2, 2]), np.sin(np.sum(h)) * np.ones(2))"]
+# Python deciding from traced values: `in`, sorted, set, dict keys, max(key=),
+# each computed on values and guarded.
+DECISIONS = ["h = h * (2.0 if np.round(np.sum(h), 1) in (0.0, 0.5, -0.5) else 1.0)",
+             "ranked = sorted([np.sum(h), np.sum(h * h), 0.25]); h = h + ranked[0] - ranked[-1]",
+             "h = h * len({round(float(np.sum(h)), 1), 0.5, -0.5})",
+             "h = h * {'pos': 1.5, 'neg': 0.5}['pos' if np.sum(h) > 0 else 'neg']",
+             "h = h * max([np.sum(h), 0.3, np.mean(h) * 2.0], key=lambda v: abs(v))",
+             "h = h + (1.0 if np.max(h) in np.ravel(h) else 0.0) + sorted({np.min(h), 0.5})[0]",
+             "counts = {}\n        for v in [np.round(np.sum(h)), 1.0, np.round(np.mean(h))]:"
+             "\n            counts[v] = counts.get(v, 0) + 1\n        h = h * len(counts)"]
 _counter = itertools.count()
 _directory = tempfile.mkdtemp(prefix="yota_src_programs_")
 atexit.register(shutil.rmtree, _directory, ignore_errors=True)
@@ -69,6 +80,7 @@ def programs(draw):
     other = draw(expressions(names + ["h"], depth=1))
     loops = draw(st.integers(0, 3))
     scatter = draw(st.sampled_from(SCATTERS))
+    decision = draw(st.sampled_from(DECISIONS))
     digits = draw(st.integers(0, 1))
     flag = draw(st.booleans())
     scale, factor = draw(st.sampled_from([-1.5, -0.5, 0.5, 2.0])), draw(st.floats(-2, 2))
@@ -91,6 +103,7 @@ def make():
         acc = np.zeros(3)
         {scatter}
         h = h + 0.1 * np.sum(acc * acc)
+        {decision}
         if f"{{np.sum(h):.{digits}f}}".startswith("-"):
             h = h * 1.5
         if flag and SCALE > 0:
@@ -127,12 +140,22 @@ def load_program(source: str):
 
 def check_program(source: str, shapes, seed: int) -> None:
     """Gradients against finite differences, before and after `rebind`
-    changes the global and the closure variable the program folded."""
+    changes the global and the closure variable the program folded, and on
+    other data with the gradients already cached: right or refused (a
+    cached variant whose guards pass must give f's value and gradient)."""
     import yota_src as ys
+    from yota_src.errors import ControlFlowChanged
 
     module = load_program(source)
     args = arguments(shapes, seed)
     ys.check_grad(module.program, *args, rtol=1e-4, atol=1e-6)
+    other = arguments(shapes, seed + 1)
+    try:
+        value, _ = ys.grad(module.program, *other)
+        np.testing.assert_allclose(value, module.program(*other), rtol=1e-9, atol=1e-12)
+    except ControlFlowChanged:
+        pass  # refused: the data decides another way
+    ys.check_grad(module.program, *other, rtol=1e-4, atol=1e-6)
     rng = np.random.default_rng(seed)
     module.rebind(float(rng.choice([-1.5, 0.5, 3.0])), float(rng.uniform(-2, 2)))
     ys.check_grad(module.program, *args, rtol=1e-4, atol=1e-6)

@@ -16,6 +16,11 @@ CASES = {
     "closure second": (m.pair(3.0)[1], lambda v: 2 * v),
     "outer of nested": (m.NESTED_SAME_NAME, lambda v: 6 * v ** 2),
     "with a lambda default": (m.DEFAULT_LAMBDA, lambda v: 2 * v + 1),
+    "dict entry line": (m.ACTIVATIONS["cube"], lambda v: 3 * v ** 2),
+    "second dict entry line": (m.ACTIVATIONS["shifted"], lambda v: 2 - np.tanh(v) ** 2),
+    "list item line": (m.STACKED[0], lambda v: 5.0 * np.ones_like(v)),
+    "second on a list item line": (m.STACKED[1], lambda v: 2 * v),
+    "keyword argument line": (m.KEY, np.exp),
 }
 
 

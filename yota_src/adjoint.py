@@ -80,7 +80,7 @@ def _propagate(unroller: Unroller, op: Call, dy, active: set, grads: dict) -> No
                                   "arguments, or pass them through a differentiable function.")
         raise NoDiffRuleError(f"no gradient rule for {display_name(op.fn)}", op.loc,
                               hint=_rule_hint(op.fn))
-    traced = lambda ref: Traced(ref, unroller.values[ref])  # noqa: E731
+    traced = lambda ref: Traced(ref, unroller.values[ref], unroller)  # noqa: E731
     args, kwargs = map_refs(op.args, traced), map_refs(op.kwargs, traced)
     skip = rules.nodiff_args(op.fn)
 

@@ -348,7 +348,7 @@ def _unroll(fn: Callable, args: tuple, rewind_draws: bool = True):
             if kind_of(leaf) not in (DIFF, DATA):
                 return leaf
             _refuse_unsupported(signature.leaf_expression(index, path), leaf)
-            return unroller.input(index, path, leaf)
+            return unroller.input(index, path, leaf, signature.leaf_expression(index, path))
         return traced
 
     traced = tuple(rebuild(arg, leaf_value(i)) for i, arg in enumerate(args))

@@ -7,6 +7,8 @@ traced value are listed, so none ever sees a `Traced` object.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import operator
 
 import numpy as np
@@ -58,20 +60,6 @@ def _sum(unroller, args, kwargs, node, frame):
     return total
 
 
-def _extreme(pick):
-    """max()/min(): Python's pairwise comparisons, each guarded when traced."""
-    def handler(unroller, args, kwargs, node, frame):
-        if kwargs or not has_traced(args):
-            return (max if pick is operator.gt else min)(*args, **kwargs)
-        items = list(args) if len(args) > 1 else unroller.iterate(args[0], node, frame)
-        best = items[0]
-        for item in items[1:]:
-            if unroller.truth(unroller.binary(pick, item, best), node, frame):
-                best = item
-        return best
-    return handler
-
-
 def _getattr(unroller, args, kwargs, node, frame):
     try:
         return unroller.attribute(args[0], args[1], node, frame)
@@ -97,6 +85,15 @@ def _iterating(fn):
     return handler
 
 
+def _native(fn):
+    """Functions that only arrange values and calls (max, functools.reduce,
+    itertools): run natively on traced values, whose comparisons and
+    arithmetic are recorded and whose decisions are guarded (traced.py)."""
+    def handler(unroller, args, kwargs, node, frame):
+        return fn(*args, **kwargs)
+    return handler
+
+
 def _static_info(fn):
     def handler(unroller, args, kwargs, node, frame):
         return fn(*values_of(args), **values_of(kwargs))
@@ -106,7 +103,6 @@ def _static_info(fn):
 _BUILTINS = {
     len: _len, range: _range, int: _int, bool: _bool, isinstance: _isinstance, sum: _sum,
     getattr: _getattr, float: _traced_primitive(float),
-    max: _extreme(operator.gt), min: _extreme(operator.lt),
     abs: _traced_primitive(abs), pow: _traced_primitive(pow),
 }
 # Strings of traced values are recorded values: printed live, and any decision
@@ -121,6 +117,12 @@ def _refused(fn):
 
 
 _BUILTINS.update({fn: _refused(fn) for fn in (exec, eval, compile, globals, locals, vars)})
+_BUILTINS.update({fn: _native(fn) for fn in (
+    max, min, any, all, functools.reduce, *(getattr(itertools, name) for name in (
+        "accumulate", "chain", "combinations", "combinations_with_replacement", "compress",
+        "count", "cycle", "dropwhile", "filterfalse", "groupby", "islice", "permutations",
+        "product", "repeat", "starmap", "takewhile", "tee", "zip_longest")),
+    itertools.chain.from_iterable)})
 _BUILTINS.update({fn: _iterating(fn) for fn in (
     zip, enumerate, reversed, list, tuple, set, sorted, map, filter, iter, dict)})
 # Types, shapes and dtypes are static even for traced arrays.

@@ -37,7 +37,7 @@ _BINARY = {
     operator.rshift: ast.RShift,
 }
 _COMPARE = {operator.eq: ast.Eq, operator.ne: ast.NotEq, operator.lt: ast.Lt,
-            operator.le: ast.LtE, operator.gt: ast.Gt, operator.ge: ast.GtE}
+            operator.le: ast.LtE, operator.gt: ast.Gt, operator.ge: ast.GtE, operator.is_: ast.Is}
 _UNARY = {operator.neg: ast.USub, operator.pos: ast.UAdd, operator.invert: ast.Invert}
 _INLINE_LIMIT = 64  # longest expression a temporary is folded into, in characters
 
@@ -280,10 +280,10 @@ class _Writer:
     def guard(self, op: Guard) -> list[str]:
         value = self.ref(op.value)
         if op.convert is bool:
-            test = value if op.expected is False else ast.UnaryOp(ast.Not(), value)
+            test = value if op.expected is False else _negated(value)
         else:
             convert = int if op.convert is operator.index else op.convert
-            test = ast.Compare(ast.Call(self.function(convert), [value], []), [ast.NotEq()],
+            test = ast.Compare(self.call(convert, (op.value,), {}), [ast.NotEq()],
                                [self.literal(op.expected)])
         self.errors_used.add("ControlFlowChanged")
         message = op.message(self.name)
@@ -416,6 +416,8 @@ class _Writer:
             return ast.BinOp(self.literal(args[0]), _BINARY[fn](), self.literal(args[1]))
         if fn in _COMPARE and len(args) == 2 and not kwargs:
             return ast.Compare(self.literal(args[0]), [_COMPARE[fn]()], [self.literal(args[1])])
+        if fn is operator.contains and len(args) == 2 and not kwargs:  # `item in container`
+            return ast.Compare(self.literal(args[1]), [ast.In()], [self.literal(args[0])])
         if fn in _UNARY and len(args) == 1:
             return ast.UnaryOp(_UNARY[fn](), self.literal(args[0]))
         if fn is operator.getitem:
@@ -427,8 +429,13 @@ class _Writer:
         if getattr(fn, "__objclass__", None) is str and args:  # '{:.3f}'.format(x), s.upper()
             return ast.Call(ast.Attribute(self.literal(args[0]), fn.__name__),
                             [self.literal(a) for a in args[1:]], self.keywords(kwargs))
-        if fn is primitives.astype:
-            return ast.Call(ast.Attribute(self.literal(args[0]), "astype"),
+        return self.call(fn, args, kwargs)
+
+    def call(self, fn, args, kwargs) -> ast.expr:
+        """`fn(args)`, or `args[0].method(rest)` for the pseudo-primitives that
+        stand for a method."""
+        if fn in primitives.METHODS:
+            return ast.Call(ast.Attribute(self.literal(args[0]), primitives.METHODS[fn]),
                             [self.literal(a) for a in args[1:]], self.keywords(kwargs))
         return ast.Call(self.function(fn), [self.literal(a) for a in args], self.keywords(kwargs))
 
@@ -580,3 +587,12 @@ def _uses_name(text: str, name: str) -> bool:
 
 def _escape(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}").replace('"', '\\"')
+
+
+def _negated(test: ast.expr) -> ast.expr:
+    """`not test`, as `a not in b` and `a is not b` where it reads better
+    (the other comparisons are not negated: `not a < b` differs for NaN)."""
+    flipped = {ast.In: ast.NotIn, ast.Is: ast.IsNot}
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in flipped:
+        return ast.Compare(test.left, [flipped[type(test.ops[0])]()], test.comparators)
+    return ast.UnaryOp(ast.Not(), test)

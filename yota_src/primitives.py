@@ -30,6 +30,20 @@ def astype(a, dtype):
     return a.astype(dtype)
 
 
+def item(a):
+    """`a.item()`: the one element of an array as a Python number."""
+    return a.item()
+
+
+def tolist(a):
+    """`a.tolist()`, for guarding an integer or boolean array read as a list."""
+    return a.tolist()
+
+
+# Pseudo-primitives printed as a method of their first argument: `a.astype(float)`.
+METHODS = {astype: "astype", item: "item", tolist: "tolist"}
+
+
 def index_add(buffer, index, values):
     """A copy of `buffer` with `values` added at `index`; repeated indices
     accumulate. Printed in place (`np.add.at` or `+=`) when the buffer is

@@ -99,7 +99,7 @@ def _parse(code: types.CodeType) -> FunctionSource:
             hint="Re-import the module (importlib.reload) or restart Python, then "
                  "differentiate again.")
     if name == "<lambda>":
-        node = _find_lambda(text, code, first_line)
+        node = _find_lambda(text, code, first_line, indent)
     else:
         try:
             tree = gast.parse(text)
@@ -192,19 +192,35 @@ def _indent_removed(raw: str, dedented: str) -> int:
     return 0
 
 
-def _find_lambda(text: str, code: types.CodeType, first_line: int):
+def _find_lambda(text: str, code: types.CodeType, first_line: int, indent: int):
     """The Lambda node of `code` within its source lines: the one on its line
-    with its parameters or, when several are, the one whose code it is."""
-    tree = None
+    with its parameters or, when several are, the one whose code it is.
+
+    The lines inspect gives are parsed alone where they make an expression;
+    where they do not (an entry of a dict literal, a keyword argument of a
+    call spread over lines), the lambda is found in the whole file."""
     for candidate in (text, f"({text.strip()})", text.strip().rstrip(",")):
         try:
             tree = gast.parse(candidate)
-            break
         except SyntaxError:
             continue
-    if tree is None:
+        return _lambda_on_line(tree, code, code.co_firstlineno - first_line + 1)
+    try:
+        tree = gast.parse("".join(linecache.getlines(code.co_filename)))
+    except (SyntaxError, ValueError):
         return None
-    row = code.co_firstlineno - first_line + 1
+    node = _lambda_on_line(tree, code, code.co_firstlineno)
+    if node is not None:  # make its positions relative to the dedented snippet
+        for part in gast.walk(node):
+            if hasattr(part, "lineno"):
+                part.lineno -= first_line - 1
+                part.end_lineno -= first_line - 1
+                part.col_offset -= indent
+                part.end_col_offset -= indent
+    return node
+
+
+def _lambda_on_line(tree, code: types.CodeType, row: int):
     found = sorted((node for node in gast.walk(tree)
                     if isinstance(node, gast.Lambda) and node.lineno == row
                     and _parameters(node) == _code_parameters(code)),

@@ -77,23 +77,39 @@ class Call(Op):
 class Guard(Op):
     """Run-time check that `convert(value) == expected`, as it was when traced."""
 
-    __slots__ = ("value", "expected", "convert", "text")
+    __slots__ = ("value", "expected", "convert", "text", "within")
 
-    def __init__(self, value: Op, expected, convert: Callable, text: str, loc):
+    def __init__(self, value: Op, expected, convert: Callable, text: str, loc,
+                 within: str | None = None):
         super().__init__(None, None, loc, depends=True)
         self.value = value
         self.expected = expected
         self.convert = convert
         self.text = text  # the user's expression, for messages
+        self.within = within  # the call that decided it natively (`sorted(xs)`), if any
 
     def message(self, function_name: str) -> str:
-        where = f" ({self.loc.short})" if self.loc else ""
-        if self.convert is bool:
-            fact = f"`{self.text}` was {self.expected}"
-        else:
-            fact = f"{self.convert.__name__}({self.text}) was {self.expected!r}"
-        return (f"{function_name} was generated for data where {fact}{where}; "
+        context = [f"in `{self.within}`"] if self.within else []
+        context += [self.loc.short] if self.loc else []
+        where = f" ({', '.join(context)})" if context else ""
+        return (f"{function_name} was generated for data where {self.fact()}{where}; "
                 f"this call goes the other way, so the unrolled code does not apply")
+
+
+    def fact(self) -> str:
+        """What was true when traced: "`x > 0` was True", "int(n) was 3"."""
+        from .primitives import METHODS  # late: primitives knows the rule table
+
+        if self.convert is bool:
+            return f"`{self.text}` was {self.expected}"
+        if self.convert in METHODS:
+            expression = f"{self.text}.{METHODS[self.convert]}()"
+        else:
+            expression = f"{self.convert.__name__}({self.text})"
+        expected = repr(self.expected)
+        if len(expected) > 60:
+            expected = expected[:57] + "..."
+        return f"{expression} was {expected}"
 
 
 # --- nested argument structures -------------------------------------------

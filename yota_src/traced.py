@@ -1,9 +1,20 @@
 """Values while unrolling: `Traced` pairs a tape op with its example value.
 
 Everything else the unroller handles is a plain Python object (static).
+
+The unroller evaluates the user's operators itself, but it hands traced values
+to code that runs natively too: `sorted`, `set`, `dict`, container methods
+(`list.index`, `dict.get`), `functools.reduce`, classes such as `Counter`. So
+that such code computes on values and never on the identity of a `Traced`
+object, every Python protocol that would read a value goes back to the
+unroller that made it: arithmetic and comparisons are recorded, and whatever
+turns a value into a decision (`bool`, `hash`, `int`, `index`, `len` of text)
+is concretized with a guard, like a branch in the user's own code.
 """
 
 from __future__ import annotations
+
+import operator
 
 import numpy as np
 
@@ -14,11 +25,13 @@ from .tape import Op, leaves_of
 class Traced:
     """A value the result depends on: its op on the tape and its example value."""
 
-    __slots__ = ("op", "value")
+    __slots__ = ("op", "value", "unroller")
+    __array_ufunc__ = None  # `array + traced` gives way to Traced.__radd__
 
-    def __init__(self, op: Op, value):
+    def __init__(self, op: Op, value, unroller=None):
         self.op = op
         self.value = value
+        self.unroller = unroller
 
     def __repr__(self) -> str:
         return f"Traced({self.op.describe_type()})"
@@ -33,6 +46,102 @@ class Traced:
 
     def __str__(self) -> str:
         return self.__format__("")
+
+    # -- decisions: concretized on the value, with a guard --------------------
+
+    def _unroller(self):
+        if self.unroller is None:
+            raise UnsupportedSyntaxError(
+                "a value traced while differentiating was used after the trace ended",
+                hint="Keep values computed from the arguments inside the differentiated "
+                     "function; return what you need.")
+        return self.unroller
+
+    def __bool__(self) -> bool:
+        return self._unroller().decide(self, bool)
+
+    def __hash__(self) -> int:
+        if isinstance(self.value, (float, np.floating)) and self.value != self.value:
+            self._refuse("a NaN computed from the arguments was hashed (a set element or dict "
+                         "key)", "NaN is unequal to itself, so no later call could be checked "
+                         "against it; filter NaNs out first (np.isnan).")
+        return hash(self._unroller().decide(self, exact_type(self.value)))
+
+    def __index__(self) -> int:
+        return self._unroller().decide(self, operator.index)
+
+    def __int__(self) -> int:
+        return self._unroller().decide(self, int)
+
+    def __float__(self) -> float:
+        self._refuse("a value computed from the arguments was converted to a Python number "
+                     "by code that runs natively, which would drop its gradient",
+                     "Call float() in the differentiated function itself, where it is "
+                     "recorded.")
+
+    __complex__ = __float__
+
+    def __array__(self, *args, **kwargs):
+        self._refuse("a value computed from the arguments reached NumPy inside code that "
+                     "runs natively, which would freeze it", "Pass it to NumPy in the "
+                     "differentiated function itself, where the call is recorded.")
+
+    def _refuse(self, message: str, hint: str):
+        where = self.unroller.where() if self.unroller is not None else None
+        raise UnsupportedSyntaxError(message, where, hint=hint)
+
+    # -- containers ------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return self._unroller().length(self)
+
+    def __iter__(self):
+        return iter(self._unroller().iterate(self, None, None))
+
+    def __getitem__(self, index):
+        return self._unroller().subscript(self, index, None, None)
+
+    def __contains__(self, item) -> bool:
+        return self._unroller().contains(self, item, None, None)
+
+
+def _binary(fn, reflected: bool = False):
+    if reflected:
+        return lambda self, other: self._unroller().binary(fn, other, self)
+    return lambda self, other: self._unroller().binary(fn, self, other)
+
+
+def _unary(fn):
+    return lambda self: self._unroller().primitive(fn, (self,), {})
+
+
+# Comparisons reflect into each other (`2.0 < t` is `t > 2.0`); the others
+# have reflected forms.
+for _fn in (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge):
+    setattr(Traced, f"__{_fn.__name__.strip('_')}__", _binary(_fn))
+for _fn in (operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
+            operator.mod, operator.pow, operator.matmul, operator.and_, operator.or_,
+            operator.xor, operator.lshift, operator.rshift):
+    _name = _fn.__name__.strip("_")
+    setattr(Traced, f"__{_name}__", _binary(_fn))
+    setattr(Traced, f"__r{_name}__", _binary(_fn, reflected=True))
+for _fn in (operator.neg, operator.pos, operator.invert, abs):
+    setattr(Traced, f"__{_fn.__name__.strip('_')}__", _unary(_fn))
+del _fn, _name
+
+
+def exact_type(value):
+    """The Python type that spells a scalar exactly (np.float64 -> float), for
+    guarding a value that was hashed: its hash is its value."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool
+    if isinstance(value, (int, np.integer)):
+        return int
+    if isinstance(value, (float, np.floating)):
+        return float
+    if isinstance(value, (str, bytes)):
+        return type(value)
+    raise TypeError(f"unhashable type: '{type(value).__name__}'")
 
 
 def traced_in(structure):

@@ -45,8 +45,6 @@ COMPARE = {
     gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt, gast.LtE: operator.le,
     gast.Gt: operator.gt, gast.GtE: operator.ge,
 }
-STRUCTURAL = {gast.Is: operator.is_, gast.IsNot: operator.is_not,
-              gast.In: lambda a, b: a in b, gast.NotIn: lambda a, b: a not in b}
 
 # Functions from these packages are primitives (recorded), never inlined.
 # Libraries whose functions are run, not unrolled (logging and warnings: their
@@ -64,6 +62,7 @@ IN_PLACE_METHODS = {"sort", "fill", "put", "itemset", "resize", "partition", "se
 CONTAINER_CHANGES = {"append", "extend", "insert", "pop", "remove", "clear", "update",
                      "setdefault", "popitem", "add", "discard", "sort", "reverse",
                      "difference_update", "intersection_update", "symmetric_difference_update"}
+SEQUENCES = (list, tuple, str, range)  # indexed by position: a traced index is an int
 MAX_DEPTH = 60
 MAX_LOOP = 1_000_000
 
@@ -217,8 +216,10 @@ class Unroller:
         self.outside_names: dict[int, str] = {}  # the names outside containers were read by
         self.lifted: dict[int, Traced] = {}  # arrays from outside, by id
         self.random_states: dict = {}  # generators drawn from: (generator, state before)
-        self.view_bases: dict[Traced, Traced] = {}  # a view -> the array it looks into
-        self.viewed: set[Traced] = set()  # arrays some view looks into
+        self.view_bases: dict[int, tuple] = {}  # id of a view -> (the view, its base)
+        self.viewed: dict[int, Traced] = {}  # arrays some view looks into, by id
+        self.input_names: dict[Op, str] = {}  # each input's expression, for messages
+        self.native: tuple | None = None  # (node, frame) of the call running natively
         self.loc: Location | None = None
         self.user_code = True  # False while running adjoint templates
         self.depth = 0
@@ -228,11 +229,12 @@ class Unroller:
 
     # -- entry points ---------------------------------------------------------
 
-    def input(self, index: int, path: tuple, value) -> Traced:
+    def input(self, index: int, path: tuple, value, name: str = "an argument") -> Traced:
         op = Input(index, path, *describe_value(value), scalar=not is_array(value))
         self.ops.append(op)
         self.values[op] = value
-        return Traced(op, value)
+        self.input_names[op] = name
+        return Traced(op, value, self)
 
     def call_function(self, fn, args: tuple, kwargs: dict):
         """Inline a top-level Python function on (partly traced) arguments."""
@@ -257,14 +259,14 @@ class Unroller:
         frame = Frame(source, {first.name: dy, second.name: y, **bound.arguments},
                       None, closure_cells(template), template.__globals__)
         skipped = {f"d{p.name}" for p in rest} - {f"d{name}" for name in needed}
-        saved = self.loc, self.user_code
-        self.loc, self.user_code = loc, False
+        saved = self.loc, self.user_code, self.native
+        self.loc, self.user_code, self.native = loc, False, None
         try:
             for stmt in source.node.body:
                 if not (isinstance(stmt, gast.Assign) and _assigned_names(stmt) <= skipped):
                     self.exec(stmt, frame)
         finally:
-            self.loc, self.user_code = saved
+            self.loc, self.user_code, self.native = saved
         return [(name, bound.arguments[name], frame.locals.get(f"d{name}")) for name in needed]
 
     # -- reads from outside the arguments ---------------------------------------
@@ -322,7 +324,7 @@ class Unroller:
         const.depends = np.issubdtype(np.asarray(array).dtype, np.inexact)
         self.ops.append(const)
         self.values[const] = array
-        self.lifted[id(array)] = traced = Traced(const, array)
+        self.lifted[id(array)] = traced = Traced(const, array, self)
         return traced
 
     # -- recording --------------------------------------------------------------
@@ -338,13 +340,13 @@ class Unroller:
                   self.loc, depends)
         self.ops.append(op)
         self.values[op] = value
-        result = Traced(op, value)
+        result = Traced(op, value, self)
         if isinstance(value, np.ndarray):  # remember views: writing through them is refused
             for arg in args:
                 if isinstance(arg, Traced) and isinstance(arg.value, np.ndarray) \
                         and np.may_share_memory(value, arg.value):
-                    self.view_bases[result] = arg
-                    self.viewed.add(arg)
+                    self.view_bases[id(result)] = (result, arg)
+                    self.viewed[id(arg)] = arg
         return result
 
     def mutate(self, target: Traced, new: Traced, node, frame) -> None:
@@ -362,7 +364,7 @@ class Unroller:
                 "in-place change of an argument", where,
                 hint="The caller would see the change, which generated code does not "
                      "reproduce: copy first (`x = x.copy()`) or build a new array.")
-        if target in self.view_bases or target in self.viewed:
+        if id(target) in self.view_bases or id(target) in self.viewed:
             raise MutationError(
                 "in-place change of an array that shares memory with another (a view)", where,
                 hint="Copy it first (`y = y.copy()`), or build a new array with np.where.")
@@ -508,14 +510,89 @@ class Unroller:
 
     def concretize(self, value, convert, node, frame, text=None):
         """A static Python value from a possibly traced one, guarded if it came
-        from the data (a branch test, an int loop count, a data-dependent shape)."""
+        from the data (a branch test, an int loop count, a data-dependent shape).
+
+        Without a node the decision was asked for by code running natively (a
+        comparison inside sorted(), the hash of a dict key): the guard names
+        the value and the call that made it."""
         if not isinstance(value, Traced):
             return convert(value)
         result = convert(value.value)
         if value.op.depends:
+            within = None
+            if node is None and text is None:
+                node, frame = self.native or (None, None)
+                text, within = self.expression_text(value.op), node and _text(node)
             self.ops.append(Guard(value.op, result, convert, text or _text(node),
-                                  self.location_of(node, frame)))
+                                  self.location_of(node, frame), within))
         return result
+
+    def where(self) -> Location | None:
+        """The user's line that code running natively was called from."""
+        return self.location_of(*(self.native or (None, None)))
+
+    def decide(self, value: Traced, convert):
+        """A decision taken by code running natively (`bool`, `hash`, `index`)."""
+        return self.concretize(value, convert, None, None)
+
+    def natively(self, node, frame, fn, *args):
+        """Run `fn` (sorted, dict.__setitem__, a container search, ...) on values
+        that may be traced: the decisions it takes are guarded and named after
+        `node`."""
+        saved, self.native = self.native, (node, frame)
+        try:
+            return fn(*args)
+        finally:
+            self.native = saved
+
+    def contains(self, container, item, node, frame) -> bool:
+        """`item in container` on values: a traced container records the test;
+        a static one is searched natively, so each comparison (and hash) it
+        makes of a traced item is a guarded decision."""
+        if isinstance(container, Traced):
+            found = self.primitive(operator.contains, (container, item), {})
+            return self.concretize(found, bool, node, frame) if node is not None \
+                else self.decide(found, bool)
+        return self.natively(node, frame, operator.contains, container, item)
+
+    def identical(self, left, right, node, frame) -> bool:
+        """`a is b` asks whether two names hold one object: for traced values,
+        whether their example values are one object, as in Python (so
+        `np.asarray(x) is x`). Two arguments, or an argument and an array from
+        outside, may be one object at one call and not the next: that is guarded."""
+        value = lambda v: v.value if isinstance(v, Traced) else v  # noqa: E731
+        same = value(left) is value(right)
+        if isinstance(left, Traced) and isinstance(right, Traced) and left.op is not right.op \
+                and isinstance(left.op, (Input, Const)) and isinstance(right.op, (Input, Const)):
+            self.concretize(self.primitive(operator.is_, (left, right), {}), bool, node, frame)
+        return same
+
+    def length(self, value: Traced) -> int:
+        """len() of a traced value: static for arrays, data for text."""
+        if isinstance(value.value, str):
+            return self.decide(value, len)
+        return len(value.value)
+
+    def expression_text(self, op: Op, depth: int = 0) -> str:
+        """A short expression for a traced value, for guard messages: the user's
+        name for it, or how it was computed from named values (`x[1] < x[0]`)."""
+        if op.hint:
+            return op.hint
+        if isinstance(op, Input):
+            return self.input_names.get(op, "an argument")
+        if not isinstance(op, Call) or depth > 2:
+            return "..."
+        show = lambda a: self.expression_text(a, depth + 1) if isinstance(a, Op) \
+            else _short_repr(a)  # noqa: E731
+        fn, args = op.fn, op.args
+        if fn is operator.getitem:
+            return f"{show(args[0])}[{_index_text(args[1], show)}]"
+        symbol = primitives.OPERATOR_SYMBOLS.get(fn)
+        if symbol and len(args) == 2:
+            return f"{show(args[0])} {symbol} {show(args[1])}"
+        if symbol and len(args) == 1:
+            return f"{symbol}{show(args[0])}"
+        return f"{primitives.display_name(fn)}({', '.join(show(a) for a in args)})"
 
     def truth(self, value, node, frame) -> bool:
         return self.concretize(value, bool, node, frame)
@@ -523,6 +600,9 @@ class Unroller:
     # -- calls ------------------------------------------------------------------
 
     def call(self, fn, args: tuple, kwargs: dict, node, frame):
+        if isinstance(fn, Traced):
+            raise TypeError(f"'{type(fn.value).__name__}' object is not callable "
+                            f"({self.location_of(node, frame).short})")
         if isinstance(fn, UserFunction):
             return self.inline(fn.source, fn.signature, args, kwargs, fn.frame, {},
                                fn.frame.globals)
@@ -581,7 +661,7 @@ class Unroller:
                 f"calls nest deeper than {MAX_DEPTH} levels while unrolling",
                 self.location_of(node, frame) if node else None,
                 hint="Recursion must reach a static base case; yota-src unrolls it completely.")
-        saved_loc, self.depth = self.loc, self.depth + 1
+        saved, self.depth, self.native = (self.loc, self.native), self.depth + 1, None
         try:
             if isinstance(source.node, gast.Lambda):
                 return self.eval(source.node.body, local)
@@ -589,7 +669,7 @@ class Unroller:
         except _Return as result:
             return result.value
         finally:
-            self.loc, self.depth = saved_loc, self.depth - 1
+            (self.loc, self.native), self.depth = saved, self.depth - 1
         return None
 
     def construct(self, cls, args, kwargs, node, frame):
@@ -620,10 +700,13 @@ class Unroller:
         if name == "astype":
             return self.primitive(primitives.astype, (x,) + tuple(args), kwargs)
         if name == "item":
-            return self.primitive(float, (x,), {}) if np.issubdtype(
-                x.op.dtype, np.inexact) else self.concretize(x, lambda v: v.item(), node, frame)
+            return self.primitive(primitives.item, (x,), {})
         if name == "tolist":
-            return self.concretize(x, lambda v: v.tolist(), node, frame)
+            if np.issubdtype(x.op.dtype, np.inexact):  # each element keeps its gradient
+                return self.items(x)
+            receiver = node.func.value if isinstance(getattr(node, "func", None),
+                                                     gast.Attribute) else None
+            return self.concretize(x, primitives.tolist, receiver, frame)
         if name in ARRAY_METHODS:
             return self.primitive(ARRAY_METHODS[name], (x,) + tuple(args), kwargs)
         if name in IN_PLACE_METHODS:
@@ -634,6 +717,14 @@ class Unroller:
         raise UnsupportedSyntaxError(
             f"the array method .{name}() is not supported", self.location_of(node, frame),
             hint=f"Call the NumPy function instead, e.g. np.{name}(x, ...).")
+
+    def items(self, x: Traced):
+        """`x.tolist()` of a float array: nested lists of its elements, each a
+        traced Python number."""
+        if np.ndim(x.value) == 0:
+            return self.primitive(primitives.item, (x,), {})
+        return [self.items(self.primitive(operator.getitem, (x, i), {}))
+                for i in range(len(x.value))]
 
     # -- attribute and item access ----------------------------------------------
 
@@ -683,6 +774,9 @@ class Unroller:
         if has_traced(index):
             if is_array(obj):
                 return self.primitive(operator.getitem, (obj, index), {})
+            if not isinstance(obj, SEQUENCES):  # a dict looks the key's value up
+                return self.part_of(obj, self.natively(node, frame, operator.getitem, obj,
+                                                       index), None)
             index = self.concretize(index, operator.index, node, frame)
         return self.part_of(obj, obj[index], index)
 
@@ -691,8 +785,9 @@ class Unroller:
             count = len(value.value) if isinstance(value.value, (tuple, list)) else (
                 np.shape(value.value)[0] if np.ndim(value.value) else None)
             if count is None:
-                where = self.location_of(node, frame).short
-                raise TypeError(f"iteration over a 0-d value at {where}")
+                where = self.location_of(node, frame)
+                raise TypeError("iteration over a 0-d value" + (f" at {where.short}" if where
+                                                                  else ""))
             return [self.subscript(value, i, node, frame) for i in range(count)]
         if isinstance(value, dict):
             return [self.part_of(value, key, None) for key in value]
@@ -738,8 +833,10 @@ class Unroller:
                                     hint="Copy it into a local array first.")
             elif id(container) in self.watched:
                 raise self.outside_write(target, frame)
-            else:
-                container[self.concretize(index, lambda v: v, target.slice, frame)] = value
+            elif isinstance(container, SEQUENCES) and isinstance(index, Traced):
+                container[self.concretize(index, operator.index, target.slice, frame)] = value
+            else:  # a dict stores under the key's value, a traced key kept as it is
+                self.natively(target, frame, operator.setitem, container, index, value)
         elif kind is gast.Attribute:
             obj = self.eval(target.value, frame)
             if isinstance(obj, Traced):
@@ -1030,9 +1127,10 @@ class Unroller:
         result = True
         for op, right_node in zip(node.ops, node.comparators):
             right = self.eval(right_node, frame)
-            if type(op) in STRUCTURAL:
-                same = lambda v: v.op if isinstance(v, Traced) else v  # noqa: E731
-                result = STRUCTURAL[type(op)](same(left), same(right))
+            if isinstance(op, (gast.Is, gast.IsNot)):
+                result = self.identical(left, right, node, frame) != isinstance(op, gast.IsNot)
+            elif isinstance(op, (gast.In, gast.NotIn)):
+                result = self.contains(right, left, node, frame) != isinstance(op, gast.NotIn)
             else:
                 result = self.binary(COMPARE[type(op)], left, right)
             if len(node.ops) > 1 and not self.truth(result, node, frame):
@@ -1058,13 +1156,14 @@ class Unroller:
                 kwargs.update(self.eval(keyword.value, frame))
             else:
                 kwargs[keyword.arg] = self.eval(keyword.value, frame)
-        if not self.user_code:
-            return self.call(fn, tuple(args), kwargs, node, frame)
-        saved, self.loc = self.loc, frame.source.location(node)  # errors point at the call
+        saved = self.loc, self.native
+        if self.user_code:
+            self.loc = frame.source.location(node)  # errors point at the call
+        self.native = (node, frame)  # what native code decides is named after the call
         try:
             return self.call(fn, tuple(args), kwargs, node, frame)
         finally:
-            self.loc = saved
+            self.loc, self.native = saved
 
     def eval_Lambda(self, node, frame):
         return self.make_function(node, frame, "<lambda>")
@@ -1217,6 +1316,23 @@ def rewind(random_states: dict) -> None:
 
 def _assigned_names(stmt: gast.Assign) -> set:
     return {t.id for t in stmt.targets if isinstance(t, gast.Name)} or {None}
+
+
+def _short_repr(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 24 else text[:21] + "..."
+
+
+def _index_text(index, show) -> str:
+    items = index if isinstance(index, tuple) else (index,)
+    parts = []
+    for item in items:
+        if isinstance(item, slice):
+            bounds = ["" if p is None else show(p) for p in (item.start, item.stop, item.step)]
+            parts.append(":".join(bounds[:2] if item.step is None else bounds))
+        else:
+            parts.append("..." if item is Ellipsis else show(item))
+    return ", ".join(parts)
 
 
 def _is_mask_index(index) -> bool:

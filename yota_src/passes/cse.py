@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..primitives import FRESH_BUFFERS, has_effect
-from ..tape import Call, Op, Tape
+from ..tape import Call, Guard, Op, Tape
 from .rewrite import rewrite
 
 
@@ -13,6 +13,11 @@ def eliminate_common_subexpressions(tape: Tape) -> Tape:
     seen: dict = {}
 
     def visit(op: Op, forward: bool, original: Op) -> Op:
+        if isinstance(op, Guard):  # the same check twice (a dict compares a key again)
+            try:
+                return seen.setdefault(("guard", op.value, op.convert, _key(op.expected)), op)
+            except TypeError:
+                return op
         if not isinstance(op, Call) or has_effect(op.fn) or op.fn in FRESH_BUFFERS:
             return op
         try:

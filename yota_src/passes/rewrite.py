@@ -47,7 +47,7 @@ def _with_operands(op: Op, look) -> Op:
         value = look(op.value)
         if value is op.value:
             return op
-        clone = Guard(value, op.expected, op.convert, op.text, op.loc)
+        clone = Guard(value, op.expected, op.convert, op.text, op.loc, op.within)
     else:
         return op
     clone.hint, clone.grad_of = op.hint, op.grad_of
