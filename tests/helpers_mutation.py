@@ -103,3 +103,70 @@ def store_through_mask(x):
     y = x * 1.0
     y[np.array([True, False, True])] = 0.5
     return np.sum(y ** 2)
+
+
+# --- arrays reached through containers and attributes, changed in place ----------
+
+def augment_list_item(x):
+    a = x * 1.0
+    items = [a]
+    items[0] += x  # the array itself changes: `a` sees it
+    return np.sum(a * a)
+
+
+def augment_dict_item(x):
+    a = x * 1.0
+    named = {"a": a}
+    named["a"] *= 3.0
+    return np.sum(a)
+
+
+class Holder:
+    def __init__(self, h):
+        self.h = h
+
+
+def augment_attribute_of_local_object(x):
+    a = x * 1.0
+    holder = Holder(a)
+    holder.h -= 2.0 * x
+    return np.sum(a ** 2)
+
+
+def augment_indexed_once(x):
+    count = [0]
+    buf = [x * 1.0]
+
+    def index():
+        count[0] += 1
+        return 0
+
+    buf[index()] += x
+    return np.sum(buf[0]) * count[0]
+
+
+# --- writes to objects that arguments hold -------------------------------------
+
+class Model:
+    def __init__(self, W):
+        self.W = W
+        self.calls = 0
+
+    def loss(self, x):
+        self.calls = self.calls + 1
+        return np.sum(self.W * x)
+
+
+def record_history(state, x):
+    state["history"].append(np.sum(x))
+    return np.sum(x ** 2)
+
+
+def store_in_argument_dict(state, x):
+    state["last"] = np.sum(x)
+    return np.sum(x ** 2)
+
+
+def count_in_argument_list(counts, x):
+    counts[0] += 1
+    return np.sum(x ** 2)

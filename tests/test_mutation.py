@@ -64,3 +64,27 @@ def test_attribute_of_argument_raises(x):
     model.W = np.ones((3, 2))
     with pytest.raises(MutationError, match="argument"):
         ys.grad(m.attribute_of_argument, model, x)
+
+
+@pytest.mark.parametrize("fn", [m.augment_list_item, m.augment_dict_item,
+                                m.augment_attribute_of_local_object, m.augment_indexed_once])
+def test_an_array_changed_in_place_through_a_container_changes_for_every_alias(fn, x):
+    value, _ = ys.grad(fn, x)
+    assert np.isclose(value, fn(x.copy()))
+    ys.check_grad(fn, x)
+
+
+@pytest.mark.parametrize("fn, make_args", [
+    (m.Model.loss, lambda x: (m.Model(np.ones_like(x)), x)),
+    (m.record_history, lambda x: ({"history": []}, x)),
+    (m.store_in_argument_dict, lambda x: ({}, x)),
+    (m.count_in_argument_list, lambda x: ([0], x)),
+], ids=["attribute of an argument", "append to an argument's list",
+        "item of an argument dict", "augmented item of an argument list"])
+def test_changing_an_object_an_argument_holds_raises_and_changes_nothing(fn, make_args, x):
+    args = make_args(x)
+    before = repr(args[0].__dict__ if isinstance(args[0], m.Model) else args[0])
+    with pytest.raises(MutationError, match="in-place change of an argument"):
+        ys.grad(fn, *args)
+    after = repr(args[0].__dict__ if isinstance(args[0], m.Model) else args[0])
+    assert before == after

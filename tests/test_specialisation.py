@@ -403,3 +403,177 @@ def test_a_branch_change_under_dynamic_draws_as_one_call_of_f():
     expected = _branches_then_draws(x)
     np.random.seed(5)
     assert ys.grad(_branches_then_draws, x, dynamic=True)[0] == expected
+
+
+# --- outside state reached through classes, objects, defaults and imports ----
+
+class Scaled:
+    scale = 2.0
+
+    def __init__(self, w):
+        self.w = w
+
+    def forward(self, x):
+        return np.sum(self.w * x) * self.scale
+
+    def by_type(self, x):
+        return np.sum(self.w * x) * type(self).scale
+
+
+class Table:
+    def __init__(self):
+        self.entries = {"k": 2.0}
+
+    def __getitem__(self, key):
+        return self.entries[key]
+
+
+class Gain:
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, x):
+        return np.sum(x) * self.k
+
+
+CFG_OBJECT = types.SimpleNamespace(k=2.0)
+TABLE = Table()
+GAIN = Gain(2.0)
+BOUND = Gain(2.0).__call__
+PARTIAL = functools.partial(np.power, 2.0)
+CFG_MODULE = types.ModuleType("yota_src_test_cfg")
+CFG_MODULE.K = 2.0
+sys.modules[CFG_MODULE.__name__] = CFG_MODULE
+
+
+def through_method(x):
+    return Scaled(np.ones(3)).forward(x)
+
+
+def through_type(x):
+    return Scaled(np.ones(3)).by_type(x)
+
+
+def default_object(x, cfg=CFG_OBJECT):
+    return np.sum(x) * cfg.k
+
+
+def imports_inside(x):
+    import yota_src_test_cfg
+    return np.sum(x) * yota_src_test_cfg.K
+
+
+def imports_a_name_inside(x):
+    from yota_src_test_cfg import K
+    return np.sum(x) * K
+
+
+def item_of_an_object(x):
+    return np.sum(x) * TABLE["k"]
+
+
+def callable_object(x):
+    return GAIN(x)
+
+
+def bound_method(x):
+    return BOUND(x)
+
+
+def function_attribute(x):
+    return np.sum(x) * function_attribute.scale
+
+
+function_attribute.scale = 2.0
+
+
+def replaced_code(x):
+    return np.sum(x) * 2.0
+
+
+def partial_global(x):
+    return np.sum(PARTIAL(x))
+
+
+def _replace_code():
+    saved = replaced_code.__code__
+    replaced_code.__code__ = (lambda x: np.sum(x) * 3.0).__code__
+    return lambda: setattr(replaced_code, "__code__", saved)
+
+
+def _set(obj, name, value):
+    saved = getattr(obj, name)
+    setattr(obj, name, value)
+    return lambda: setattr(obj, name, saved)
+
+
+def _set_item(mapping, key, value):
+    saved = mapping[key]
+    mapping[key] = value
+    return lambda: mapping.__setitem__(key, saved)
+
+
+OUTSIDE_CHANGES = {  # f, then a change that returns its undo
+    "class attribute": (through_method, lambda: _set(Scaled, "scale", 5.0)),
+    "class attribute by type()": (through_type, lambda: _set(Scaled, "scale", 5.0)),
+    "method rebound": (through_method, lambda: _set(
+        Scaled, "forward", lambda self, x: -np.sum(self.w * x ** 2))),
+    "default's attribute": (default_object, lambda: _set(CFG_OBJECT, "k", 4.0)),
+    "module imported inside": (imports_inside, lambda: _set(CFG_MODULE, "K", 6.0)),
+    "name imported inside": (imports_a_name_inside, lambda: _set(CFG_MODULE, "K", 6.0)),
+    "__getitem__ of an object": (item_of_an_object, lambda: _set_item(TABLE.entries, "k", 5.0)),
+    "callable object": (callable_object, lambda: _set(GAIN, "k", 3.0)),
+    "bound method's object": (bound_method, lambda: _set(BOUND.__self__, "k", 3.0)),
+    "function attribute": (function_attribute, lambda: _set(function_attribute, "scale", 5.0)),
+    "code replaced": (replaced_code, _replace_code),
+    "partial's arguments": (partial_global, lambda: _undo_partial()),
+}
+
+
+def _undo_partial():
+    state = PARTIAL.__reduce__()[2]
+    PARTIAL.__setstate__((np.power, (3.0,), None, None))
+    return lambda: PARTIAL.__setstate__(state)
+
+
+@pytest.mark.parametrize("f, change", OUTSIDE_CHANGES.values(), ids=OUTSIDE_CHANGES.keys())
+def test_outside_state_read_any_way_is_part_of_the_specialisation(f, change):
+    x = np.array([0.5, -1.0, 2.0])
+    assert_right(f, x)
+    df = ys.simplegrad(f, x)
+    undo = change()
+    try:
+        assert_right(f, x)
+        with pytest.raises(SignatureMismatch, match="has changed since|changed"):
+            df(x)
+    finally:
+        undo()
+
+
+def test_outside_state_that_does_not_change_keeps_the_cached_gradient():
+    x = np.array([0.5, -1.0, 2.0])
+    for f, _ in OUTSIDE_CHANGES.values():
+        ys.grad(f, x)
+        ys.grad(f, x)
+    assert all(len(variants) == 1 for variants in ys.api._cache.values())
+
+
+def scaled_by_argument(x, settings):
+    return np.sum(x) * settings.k
+
+
+def scaled_by_first(x, queue):
+    return np.sum(x) * queue[0] + sum(queue)
+
+
+@pytest.mark.parametrize("f, holder, change", [
+    (scaled_by_argument, types.SimpleNamespace(k=2.0), lambda ns: setattr(ns, "k", 7.0)),
+    (scaled_by_first, __import__("collections").deque([2.0, 1.0]),
+     lambda q: q.__setitem__(0, 9.0)),
+    (scaled_by_first, __import__("collections").deque([2.0, 1.0]), lambda q: q.append(4.0)),
+], ids=["SimpleNamespace attribute", "deque item", "deque appended"])
+def test_an_argument_object_changed_in_place_retraces(f, holder, change):
+    x = np.array([0.5, -1.0, 2.0])
+    assert_right(f, x, holder)
+    change(holder)
+    assert_right(f, x, holder)

@@ -179,3 +179,43 @@ def test_objects_of_c_types_are_static_arguments():
     value, (dlock, dx) = ys.grad(_uses_a_lock, lock, np.array([1.0, 2.0]))
     assert value == 5.0 and dlock is None
     np.testing.assert_allclose(dx, [2.0, 4.0])
+
+
+class Mode(__import__("enum").Enum):
+    TRAIN = 1
+    EVAL = 2
+
+
+class Sentinel:
+    pass
+
+
+DEFAULT = Sentinel()
+
+
+def by_mode_identity(x, mode):
+    return np.sum(x) * (2.0 if mode is Mode.TRAIN else 3.0)
+
+
+def by_mode_equality(x, mode):
+    return np.sum(x) * (2.0 if mode == Mode.TRAIN else 3.0)
+
+
+def by_sentinel(x, option):
+    return np.sum(x) if option is DEFAULT else np.sum(x) * 10.0
+
+
+def by_part_identity(x, config):
+    return np.sum(x) * (2.0 if config["mode"] is Mode.EVAL else 3.0)
+
+
+@pytest.mark.parametrize("f, static", [
+    (by_mode_identity, Mode.TRAIN), (by_mode_identity, Mode.EVAL),
+    (by_mode_equality, Mode.TRAIN), (by_sentinel, DEFAULT), (by_sentinel, Sentinel()),
+    (by_part_identity, {"mode": Mode.EVAL, "w": np.ones(2)}),
+])
+def test_objects_passed_in_keep_their_identity(f, static):
+    x = np.array([0.5, 1.5])
+    value, g = ys.grad(f, x, static)
+    assert value == f(x, static)
+    ys.check_grad(f, x, static)

@@ -352,6 +352,7 @@ def _unroll(fn: Callable, args: tuple, rewind_draws: bool = True):
         return traced
 
     traced = tuple(rebuild(arg, leaf_value(i)) for i, arg in enumerate(args))
+    unroller.hold(traced)
     try:
         value = unroller.call_function(plain, traced, {})
     except BaseException:

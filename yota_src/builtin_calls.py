@@ -23,6 +23,10 @@ def _len(unroller, args, kwargs, node, frame):
         return unroller.concretize(value, len, _argument(node), frame)  # its length is data
     if isinstance(value, Traced):
         return len(value.value)
+    method = unroller.python_method(value, "__len__")
+    if method is not None:
+        return unroller.inline_function(method, (value,), {}, node, frame)
+    unroller.depend_on_contents(value)
     return len(value)
 
 

@@ -16,6 +16,7 @@ traces them like data, so decisions on their contents are guarded.
 
 from __future__ import annotations
 
+import functools
 import math
 import types
 from collections.abc import Callable
@@ -63,6 +64,9 @@ def snapshot(value):
     if isinstance(value, types.FunctionType):
         return (Same(value), Same(value.__code__), snapshot(value.__defaults__),
                 snapshot(value.__kwdefaults__))
+    if type(value) is functools.partial:  # its arguments can be changed (__setstate__)
+        return (Same(value), snapshot(value.func), snapshot(value.args),
+                snapshot(value.keywords))
     if isinstance(value, (tuple, list)):
         return (type(value), tuple(snapshot(item) for item in value))
     if isinstance(value, dict):
@@ -99,11 +103,14 @@ class Dependency:
             return False
 
 
-def dependency(what: str, read: Callable[[], object], value) -> Dependency:
+def dependency(what: str, read: Callable[[], object], value,
+               listed: bool = True) -> Dependency:
     """A Dependency on `value` as `read()` gives it now. Checked on every
-    cache hit, so the common kinds get a test cheaper than a new snapshot."""
+    cache hit, so the common kinds get a test cheaper than a new snapshot.
+    `listed=False` keeps it out of a saved module's docstring (the code of a
+    function, which the module holds unrolled)."""
     expected = snapshot(value)
-    return Dependency(what, read, expected, describe(value), worth_listing(value),
+    return Dependency(what, read, expected, describe(value), listed and worth_listing(value),
                       _quick_test(value, expected))
 
 

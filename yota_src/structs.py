@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import enum
 import os
 import re
 import types
@@ -41,7 +42,7 @@ def kind_of(value) -> str:
         return DIFF if np.issubdtype(value.dtype, np.inexact) else DATA
     if isinstance(value, (float, complex, np.inexact)):
         return DIFF
-    if value is None or isinstance(value, (bool, int, np.integer, np.bool_) + _OPAQUE):
+    if value is None or isinstance(value, (bool, int, np.integer, np.bool_, enum.Enum) + _OPAQUE):
         return STATIC
     if isinstance(value, (dict, list, tuple)) or dataclasses.is_dataclass(value):
         return "struct"
@@ -91,12 +92,16 @@ def rebuild(value, replace: Callable[[tuple, Any], Any], path: tuple = ()):
     """A copy of `value` whose leaves are `replace(path, leaf)`.
 
     Objects are copied without running their constructors, so any class with
-    plain attributes can be mirrored for unrolling.
+    plain attributes can be mirrored for unrolling. A part in which no leaf
+    was replaced is the object itself, so identity (`mode is Mode.TRAIN`,
+    `opt is DEFAULT`) and equality defined by identity hold as in a call.
     """
     if kind_of(value) != "struct":
         return replace(path, value)
-    new_children = [(step, rebuild(child, replace, path + (step,)))
-                    for step, child in children(value)]
+    steps = children(value)
+    new_children = [(step, rebuild(child, replace, path + (step,))) for step, child in steps]
+    if all(new is old for (_, new), (_, old) in zip(new_children, steps)):
+        return value
     if isinstance(value, tuple) and hasattr(value, "_fields"):
         return type(value)._make(child for _, child in new_children)
     if isinstance(value, (list, tuple)):

@@ -29,7 +29,7 @@ from .builtin_calls import builtin_handler
 from .errors import Location, MutationError, NoDiffRuleError, UnsupportedSyntaxError, YotaError
 from .source import FunctionSource, closure_cells, function_source, unwrap
 from .specialisation import MISSING, dependency, describe
-from .structs import is_array
+from .structs import children, is_array, kind_of
 from .tape import Call, Const, Guard, Input, Op
 from .traced import Traced, describe_value, has_traced, traced_in, values_of
 
@@ -182,6 +182,17 @@ def _watched(value) -> bool:
     return (getattr(owner, "__module__", "") or "").split(".")[0] not in OPAQUE_PACKAGES
 
 
+def _outside_by_nature(value) -> bool:
+    """The user's classes, functions and modules: made before any call (the
+    unrolled code makes UserFunction objects, never these), so what is read
+    from them is outside state, and writing to them is refused."""
+    if isinstance(value, types.ModuleType):
+        return value.__name__.split(".")[0] not in OPAQUE_PACKAGES
+    if isinstance(value, (type, types.FunctionType)):
+        return (getattr(value, "__module__", "") or "").split(".")[0] not in OPAQUE_PACKAGES
+    return False
+
+
 def _user_kernel(fn) -> bool:
     """A user's function called from a user's rule (conv_grad_data): recorded as
     a call, as the rule says, rather than unrolled."""
@@ -213,6 +224,7 @@ class Unroller:
         self.values: dict[Op, object] = {}  # example value of each op, while unrolling
         self.dependencies: dict = {}  # what the trace read from outside the arguments
         self.watched: dict[int, object] = {}  # objects from outside, by id: attribute reads count
+        self.held: dict[int, object] = {}  # objects the arguments hold, by id: never written
         self.outside_names: dict[int, str] = {}  # the names outside containers were read by
         self.lifted: dict[int, Traced] = {}  # arrays from outside, by id
         self.random_states: dict = {}  # generators drawn from: (generator, state before)
@@ -294,16 +306,49 @@ class Unroller:
             hint="The generated code would not repeat the change: build a new value and "
                  "return it, or copy it into a local first.")
 
-    def depend(self, key, what: str, read, value) -> None:
+    def refuse_write(self, obj, node, frame) -> None:
+        """Changing an object from outside, or one an argument holds, would be
+        an effect the generated code does not repeat (the caller's model keeps
+        its old attributes, a history list its old length): refused."""
+        if id(obj) in self.held:
+            raise MutationError(
+                "in-place change of an argument (an attribute, item or element of an object "
+                "passed in)", self.location_of(node, frame),
+                hint="The generated code would not repeat the change: return the new value "
+                     "(e.g. as an auxiliary output) and update the object outside the "
+                     "differentiated function.")
+        if id(obj) in self.watched or _outside_by_nature(obj):
+            raise self.outside_write(node, frame)
+
+    def hold(self, structure) -> None:
+        """Remember the containers and objects an argument holds (the mirrors
+        made for it, and its parts passed as they are): writes to them are
+        refused, and reads of objects that are not mirrored field by field
+        (a SimpleNamespace, a deque, an enum) are dependencies, like reads of
+        outside objects."""
+        if structure is None or isinstance(structure, (Traced, str, bytes, int, float, complex,
+                                                       np.generic)) or is_array(structure) \
+                or id(structure) in self.held or _outside_by_nature(structure):
+            return
+        self.held[id(structure)] = structure
+        if kind_of(structure) == "struct":
+            for _, child in children(structure):
+                self.hold(child)
+        elif _watched(structure):
+            self.watched[id(structure)] = structure
+
+    def depend(self, key, what: str, read, value, listed: bool = True) -> None:
         if key not in self.dependencies:
-            self.dependencies[key] = dependency(what, read, value)
+            self.dependencies[key] = dependency(what, read, value, listed)
 
     def outside_value(self, value, name: str | None):
         """Objects are watched (their attribute reads become dependencies);
         arrays become live constants on the tape."""
         if is_array(value):
             return self.lift(value, name)
-        if _watched(value):
+        if isinstance(value, types.MethodType):  # what the method reads of its object counts
+            self.outside_value(value.__self__, name)
+        elif _watched(value):
             self.watched[id(value)] = value
             if name and id(value) not in self.outside_names:
                 self.outside_names[id(value)] = name
@@ -621,10 +666,13 @@ class Unroller:
             return self.inline_function(fn, args, kwargs, node, frame)
         if isinstance(fn, type):
             return self.construct(fn, args, kwargs, node, frame)
+        method = self.python_method(fn, "__call__")
+        if method is not None:  # a callable object of the user's: its __call__ is unrolled
+            return self.inline_function(method, (fn,) + tuple(args), kwargs, node, frame)
         if isinstance(fn, types.BuiltinMethodType) and isinstance(
                 getattr(fn, "__self__", None), (list, dict, set, tuple, str)):
-            if fn.__name__ in CONTAINER_CHANGES and id(fn.__self__) in self.watched:
-                raise self.outside_write(node, frame)
+            if fn.__name__ in CONTAINER_CHANGES:
+                self.refuse_write(fn.__self__, node, frame)
             if isinstance(fn.__self__, str) and has_traced((args, kwargs)):
                 return self.primitive(getattr(str, fn.__name__), (fn.__self__, *args), kwargs)
             return fn(*args, **kwargs)  # container methods store traced values as they are
@@ -635,10 +683,13 @@ class Unroller:
             args, fn = (fn.__self__,) + tuple(args), fn.__func__
         fn = unwrap(fn)
         source = function_source(fn)
-        if self.user_code and (fn.__defaults__ or fn.__kwdefaults__):
-            self.depend(("defaults", id(fn)), f"defaults of {fn.__qualname__}()",
-                        lambda: (fn.__defaults__, fn.__kwdefaults__),
-                        (fn.__defaults__, fn.__kwdefaults__))
+        if self.user_code:  # its code may be replaced, its defaults rebound
+            self.depend(("code", id(fn)), f"the code of {fn.__qualname__}()",
+                        lambda: fn.__code__, fn.__code__, listed=False)
+            if fn.__defaults__ or fn.__kwdefaults__:
+                self.depend(("defaults", id(fn)), f"defaults of {fn.__qualname__}()",
+                            lambda: (fn.__defaults__, fn.__kwdefaults__),
+                            (fn.__defaults__, fn.__kwdefaults__))
         return self.inline(source, _signature(fn), args, kwargs, None,
                            closure_cells(fn), fn.__globals__, node, frame)
 
@@ -649,10 +700,13 @@ class Unroller:
         except TypeError as error:
             where = self.location_of(node, frame).short if node else "the top level"
             raise TypeError(f"{error} (in a call at {where})") from None
+        passed = set(bound.arguments)
         bound.apply_defaults()
         if self.user_code:  # a value passed in unnamed takes the name the callee gives it
             for name, value in bound.arguments.items():
-                if is_array(value):  # a default, or an array of a static structure
+                if name not in passed:  # a default: from outside the call
+                    bound.arguments[name] = value = self.outside_value(value, name)
+                elif is_array(value):  # an array of a static structure
                     bound.arguments[name] = value = self.lift(value, name)
                 self.name(value, name)
         local = Frame(source, dict(bound.arguments), parent, closure, globals_)
@@ -729,22 +783,40 @@ class Unroller:
     # -- attribute and item access ----------------------------------------------
 
     def attribute(self, obj, name: str, node, frame):
+        """`obj.name`. What comes from outside the call is a dependency: any
+        attribute of an outside object, and an attribute found on the class of
+        any object (a method, a class constant), since the class is outside."""
         if isinstance(obj, Traced):
             return self.traced_attribute(obj, name, node, frame)
+        owner = None
         if not isinstance(obj, (types.ModuleType, type)):
-            for klass in type(obj).__mro__:
-                found = klass.__dict__.get(name)
-                if isinstance(found, property) and inlinable(found.fget):
-                    return self.inline_function(found.fget, (obj,), {}, node, frame)
-                if found is not None:
-                    break
+            owner = next((klass for klass in type(obj).__mro__ if name in klass.__dict__), None)
+            found = owner.__dict__[name] if owner is not None else None
+            if isinstance(found, property) and inlinable(found.fget):
+                self.depend_on_class(owner, name)
+                return self.inline_function(found.fget, (obj,), {}, node, frame)
+            if name in (getattr(obj, "__dict__", None) or ()):
+                owner = None  # the instance's own attribute
         value = getattr(obj, name)
-        if not self.user_code or id(obj) not in self.watched:
+        if not self.user_code:
+            return value
+        if owner is not None:
+            self.depend_on_class(owner, name)
+        if id(obj) not in self.watched and not _outside_by_nature(obj):
             return value
         if not isinstance(obj, (list, dict, tuple, set, frozenset)):  # their snapshot has all
             self.depend(("attr", id(obj), name), f"attribute {name} of {describe(obj)}",
                         lambda: getattr(obj, name), value)
         return self.outside_value(value, self.part_name(obj, name) or name)
+
+    def depend_on_class(self, klass: type, name: str) -> None:
+        """A method, property or constant read from a class of the user's: the
+        class may be changed (`Model.scale = 5.0`, a method rebound)."""
+        if not _outside_by_nature(klass) or klass.__module__ == "builtins":
+            return
+        value = klass.__dict__[name]
+        self.depend(("attr", id(klass), name), f"attribute {name} of class {klass.__qualname__}",
+                    lambda: klass.__dict__.get(name, MISSING), value)
 
     def traced_attribute(self, x: Traced, name: str, node, frame):
         value = x.value
@@ -771,6 +843,9 @@ class Unroller:
             if _is_mask_index(index) and result.op.depends:
                 self.concretize(result, np.shape, node, frame)  # the count is data
             return result
+        method = self.python_method(obj, "__getitem__")
+        if method is not None:  # a class of the user's: its __getitem__ is unrolled
+            return self.inline_function(method, (obj, index), {}, node, frame)
         if has_traced(index):
             if is_array(obj):
                 return self.primitive(operator.getitem, (obj, index), {})
@@ -779,6 +854,19 @@ class Unroller:
                                                        index), None)
             index = self.concretize(index, operator.index, node, frame)
         return self.part_of(obj, obj[index], index)
+
+    def python_method(self, obj, name: str):
+        """`type(obj).name` where it is a Python function of the user's (a
+        `__getitem__`, `__call__` or `__len__` to unroll), else None."""
+        if isinstance(obj, (Traced, type, types.ModuleType, types.FunctionType)):
+            return None
+        owner = next((klass for klass in type(obj).__mro__ if name in klass.__dict__), None)
+        method = owner.__dict__[name] if owner is not None else None
+        if not isinstance(method, types.FunctionType) or not inlinable(method):
+            return None
+        if self.user_code:
+            self.depend_on_class(owner, name)
+        return method
 
     def iterate(self, value, node, frame) -> list:
         if isinstance(value, Traced):
@@ -789,9 +877,19 @@ class Unroller:
                 raise TypeError("iteration over a 0-d value" + (f" at {where.short}" if where
                                                                   else ""))
             return [self.subscript(value, i, node, frame) for i in range(count)]
+        self.depend_on_contents(value)
         if isinstance(value, dict):
             return [self.part_of(value, key, None) for key in value]
         return [self.part_of(value, item, i) for i, item in enumerate(value)]
+
+    def depend_on_contents(self, container) -> None:
+        """Iterating (or taking the length of) an outside container that is not
+        a plain list, dict or tuple (a deque, os.environ, an array.array): its
+        contents are a dependency. Plain containers are snapshotted whole."""
+        if self.user_code and id(container) in self.watched \
+                and not isinstance(container, (list, dict, tuple, set, frozenset, str)):
+            self.depend(("contents", id(container)), f"the contents of {describe(container)}",
+                        lambda: list(container), list(container))
 
     def part_of(self, container, item, key):
         """An item of a static container: an array in it, or anything in a
@@ -799,6 +897,13 @@ class Unroller:
         container and the key: `LAYERS_0`)."""
         if not self.user_code or isinstance(item, Traced):
             return item
+        if id(container) in self.watched and key is not None \
+                and not isinstance(container, (list, dict, tuple, set, frozenset, str)):
+            try:  # an item of an outside mapping or sequence whose snapshot is its identity
+                self.depend(("item", id(container), key), f"item {key!r} of "
+                            f"{describe(container)}", lambda: container[key], item)
+            except TypeError:  # an unhashable key: the whole contents
+                self.depend_on_contents(container)
         if is_array(item) or id(container) in self.watched:
             return self.outside_value(item, self.part_name(container, key))
         return item
@@ -822,31 +927,33 @@ class Unroller:
             self.unpack(target.elts, value, target, frame)
         elif kind is gast.Subscript:
             container = self.eval(target.value, frame)
-            index = self.eval(target.slice, frame)
-            if isinstance(container, Traced):
-                self.store(container, index, value, target, frame)
-                if isinstance(target.value, gast.Name) and self.user_code:
-                    self.name(container, target.value.id)
-            elif is_array(container):
-                raise MutationError("in-place change of an array the function did not create",
-                                    self.location_of(target, frame),
-                                    hint="Copy it into a local array first.")
-            elif id(container) in self.watched:
-                raise self.outside_write(target, frame)
-            elif isinstance(container, SEQUENCES) and isinstance(index, Traced):
-                container[self.concretize(index, operator.index, target.slice, frame)] = value
-            else:  # a dict stores under the key's value, a traced key kept as it is
-                self.natively(target, frame, operator.setitem, container, index, value)
+            self.store_item(container, self.eval(target.slice, frame), value, target, frame)
         elif kind is gast.Attribute:
             obj = self.eval(target.value, frame)
             if isinstance(obj, Traced):
                 raise MutationError("assignment to an attribute of an array",
                                     self.location_of(target, frame))
-            if id(obj) in self.watched:
-                raise self.outside_write(target, frame)
+            self.refuse_write(obj, target, frame)
             setattr(obj, frame.source.mangle(target.attr), value)
         else:
             raise self.unsupported(target, frame, "this assignment target")
+
+    def store_item(self, container, index, value, target, frame) -> None:
+        """`container[index] = value`, the container and index evaluated."""
+        if isinstance(container, Traced):
+            self.store(container, index, value, target, frame)
+            if isinstance(target.value, gast.Name) and self.user_code:
+                self.name(container, target.value.id)
+            return
+        if is_array(container):
+            raise MutationError("in-place change of an array the function did not create",
+                                self.location_of(target, frame),
+                                hint="Copy it into a local array first.")
+        self.refuse_write(container, target, frame)
+        if isinstance(container, SEQUENCES) and isinstance(index, Traced):
+            container[self.concretize(index, operator.index, target.slice, frame)] = value
+        else:  # a dict stores under the key's value, a traced key kept as it is
+            self.natively(target, frame, operator.setitem, container, index, value)
 
     def store(self, container: Traced, index, value, node, frame) -> None:
         """`container[index] = value` as a functional index_update."""
@@ -930,24 +1037,40 @@ class Unroller:
             self.bind(stmt.target, self.eval(stmt.value, frame), frame)
 
     def exec_AugAssign(self, stmt, frame):
-        """`x += y` changes an array in place (every alias sees it), rebinds
-        immutable values, and extends containers in place, as Python does."""
-        current = self.eval(stmt.target, frame)
+        """`x += y` changes an array in place (every alias sees it, also when
+        it is reached as `items[0]` or `self.h`), rebinds immutable values,
+        and extends containers in place, as Python does. The target's parts
+        are evaluated once."""
+        target = stmt.target
+        if isinstance(target, gast.Subscript):
+            container = self.eval(target.value, frame)
+            index = self.eval(target.slice, frame)
+            current = self.subscript(container, index, target, frame)
+        elif isinstance(target, gast.Attribute):
+            owner = self.eval(target.value, frame)
+            current = self.attribute(owner, frame.source.mangle(target.attr), target, frame)
+        else:
+            current = self.eval(target, frame)
         rhs = self.eval(stmt.value, frame)
         fn = BINARY[type(stmt.op)]
         if isinstance(current, (list, dict, set)):
-            if id(current) in self.watched:
-                raise self.outside_write(stmt.target, frame)
+            self.refuse_write(current, target, frame)
             fn = getattr(operator, f"i{fn.__name__.strip('_')}")
         new = self.binary(fn, current, rhs)
-        in_place = isinstance(current, Traced) and isinstance(current.value, np.ndarray) \
-            and not isinstance(stmt.target, gast.Subscript)
-        if in_place:
-            self.mutate(current, new, stmt.target, frame)
-            if isinstance(stmt.target, gast.Name) and self.user_code:
-                self.name(current, stmt.target.id)
+        element_of_array = isinstance(target, gast.Subscript) and isinstance(container, Traced)
+        if isinstance(current, Traced) and isinstance(current.value, np.ndarray) \
+                and not element_of_array:
+            self.mutate(current, new, target, frame)
+            if isinstance(target, gast.Name) and self.user_code:
+                self.name(current, target.id)
+            new = current  # the same object, stored back as Python does
+        if isinstance(target, gast.Subscript):
+            self.store_item(container, index, new, target, frame)
+        elif isinstance(target, gast.Attribute):
+            self.refuse_write(owner, target, frame)
+            setattr(owner, frame.source.mangle(target.attr), new)
         else:
-            self.bind(stmt.target, new, frame)
+            self.bind(target, new, frame)
 
     def exec_Return(self, stmt, frame):
         value = None if stmt.value is None else self.eval(stmt.value, frame)
@@ -1058,9 +1181,12 @@ class Unroller:
             frame.locals[alias.asname or alias.name.split(".")[0]] = module
 
     def exec_ImportFrom(self, stmt, frame):
-        module = __import__(stmt.module, fromlist=[a.name for a in stmt.names])
+        """`from m import K` reads K from outside: a dependency, like `m.K`."""
+        module = __import__(stmt.module or "", frame.globals, None,
+                            [a.name for a in stmt.names], stmt.level)
         for alias in stmt.names:
-            frame.locals[alias.asname or alias.name] = getattr(module, alias.name)
+            frame.locals[alias.asname or alias.name] = self.attribute(module, alias.name,
+                                                                      stmt, frame)
 
     # -- expressions --------------------------------------------------------------
 
