@@ -306,3 +306,114 @@ def test_a_conversion_that_would_drop_the_gradient_is_refused():
 
     with pytest.raises(UnsupportedSyntaxError, match="would drop its gradient"):
         ys.grad(f, np.array([1.0, 2.0]))
+
+
+# --- random draws are data ---------------------------------------------------------
+
+def branch_on_a_draw(x):
+    if np.random.rand() > 0.5:
+        return np.sum(x)
+    return np.sum(x * 3.0)
+
+
+def loop_count_drawn(x):
+    total = 0.0
+    for _ in range(np.random.randint(1, 4)):
+        total = total + np.sum(x)
+    return total
+
+
+@pytest.mark.parametrize("f, seed", [(branch_on_a_draw, 3), (loop_count_drawn, 2)])
+def test_decisions_on_random_draws_are_guarded(f, seed):
+    x = np.array([1.0, 2.0])
+    np.random.seed(seed)
+    native = [f(x) for _ in range(6)]
+    np.random.seed(seed)
+    dynamic = [ys.grad(f, x, dynamic=True)[0] for _ in range(6)]
+    assert dynamic == native
+    assert len(set(native)) > 1  # the draws did decide differently
+    np.random.seed(seed)
+    with pytest.raises(ControlFlowChanged, match="np.random"):
+        for _ in range(6):
+            ys.grad(f, x)
+
+
+# --- shapes decided by the data ----------------------------------------------------
+
+def mean_of_positive(x):
+    return np.mean(x[np.where(x > 0)[0]])
+
+
+def filled(x, n):
+    return np.sum(np.full(n[0], x[0]))
+
+
+def reshaped(x, n):
+    return np.sum(np.reshape(x, (n[0], -1))[0])
+
+
+def repeated(x, counts):
+    return np.sum(np.repeat(x, counts) ** 2)
+
+
+@pytest.mark.parametrize("f, first, then", [
+    (mean_of_positive, (np.array([1.0, -2.0, -3.0, -4.0]),), (np.array([1.0, 2.0, 3.0, -4.0]),)),
+    (filled, (np.array([1.0, 2.0]), np.array([1])), (np.array([1.0, 2.0]), np.array([3]))),
+    (reshaped, (np.arange(4.0), np.array([1])), (np.arange(4.0), np.array([2]))),
+    (repeated, (np.arange(3.0), np.array([1, 1, 1])), (np.arange(3.0), np.array([2, 0, 2]))),
+])
+def test_a_shape_decided_by_data_is_guarded(f, first, then):
+    assert right_or_refused(f, first, then) == "refused"
+    value, g = ys.grad(f, *then, dynamic=True)
+    assert value == pytest.approx(f(*then))
+    ys.check_grad(f, *then)
+
+
+# --- native higher-order functions apply through the unroller ------------------------
+
+def mapped_builtin(x):
+    return sum(map(float, x)) * 2.0
+
+
+def mapped_ufunc(x):
+    return sum(map(np.exp, x))
+
+
+def keyed_by_builtin(x):
+    return min(x, key=abs) * 2.0
+
+
+def partial_of_a_helper(x):
+    def scaled_product(a, b, c):
+        return np.sum(a * b) * c
+    return __import__("functools").partial(scaled_product, x, c=3.0)(x)
+
+
+def item_getters(x):
+    from operator import itemgetter
+    pairs = [(x[0], x[1]), (x[2], x[0])]
+    return sum(map(itemgetter(1), pairs)) + max(pairs, key=itemgetter(0))[1]
+
+
+def several_results(x):
+    q, r = np.linalg.qr(np.outer(x, x) + np.eye(3))
+    first, rest = np.split(x, [1])
+    return np.sum(r) + np.sum(first * rest[0]) + np.sum(x[np.nonzero(x > 0.6)])
+
+
+@pytest.mark.parametrize("f", [mapped_builtin, mapped_ufunc, keyed_by_builtin,
+                               partial_of_a_helper, item_getters, several_results])
+def test_functions_handed_to_native_code_are_recorded(f):
+    x = np.array([0.5, -1.5, 2.0])
+    assert ys.grad(f, x)[0] == pytest.approx(f(x))
+    ys.check_grad(f, x)
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.sum(np.piecewise(x, [x < 1, x >= 1], [lambda t: t ** 2, lambda t: 3 * t])),
+    lambda x: np.sum(np.vectorize(lambda t: t * 2.0)(x)),
+    lambda x: np.sum(np.apply_along_axis(lambda row: row ** 2, 0, x)),
+], ids=["piecewise", "vectorize", "apply_along_axis"])
+def test_a_function_of_yours_run_natively_by_numpy_is_refused(f):
+    with pytest.raises(UnsupportedSyntaxError, match="natively, where yota-src cannot follow"):
+        ys.grad(f, np.array([0.5, 1.5, 2.0]))

@@ -73,6 +73,17 @@ def _getattr(unroller, args, kwargs, node, frame):
         raise
 
 
+def _changing_first(fn):
+    """next(), setattr(), delattr(): they change their first argument, which
+    must not be an outside object or one an argument holds (the generated
+    code would not repeat the change)."""
+    def handler(unroller, args, kwargs, node, frame):
+        if args:
+            unroller.refuse_write(args[0], node, frame)
+        return fn(*args, **kwargs)
+    return handler
+
+
 def _traced_primitive(fn):
     def handler(unroller, args, kwargs, node, frame):
         if has_traced((args, kwargs)):
@@ -85,8 +96,21 @@ def _iterating(fn):
     """Builtins that iterate their arguments: traced arrays iterate by rows."""
     def handler(unroller, args, kwargs, node, frame):
         args = [unroller.iterate(a, node, frame) if isinstance(a, Traced) else a for a in args]
-        return fn(*args, **kwargs)
+        return fn(*_routed(unroller, args, node, frame), **_routed(unroller, kwargs, node, frame))
     return handler
+
+
+def _routed(unroller, arguments, node, frame):
+    """The callables among a native function's arguments (map's function,
+    sorted's key, reduce's operator) call back through the unroller, so that
+    `map(float, x)` or `map(np.exp, x)` records what it applies."""
+    def route(value):
+        if not callable(value) or isinstance(value, Traced):
+            return value
+        return lambda *args, **kwargs: unroller.call(value, args, kwargs, node, frame)
+    if isinstance(arguments, dict):
+        return {key: route(value) for key, value in arguments.items()}
+    return [route(value) for value in arguments]
 
 
 def _native(fn):
@@ -94,7 +118,16 @@ def _native(fn):
     itertools): run natively on traced values, whose comparisons and
     arithmetic are recorded and whose decisions are guarded (traced.py)."""
     def handler(unroller, args, kwargs, node, frame):
-        return fn(*args, **kwargs)
+        return fn(*_routed(unroller, args, node, frame), **_routed(unroller, kwargs, node, frame))
+    return handler
+
+
+def _holding(cls):
+    """functools.partial(f, x): an object that only holds its arguments, made
+    natively so that calling it is a call of `f` (the holder is never a value
+    of the tape)."""
+    def handler(unroller, args, kwargs, node, frame):
+        return cls(*args, **kwargs)
     return handler
 
 
@@ -107,6 +140,8 @@ def _static_info(fn):
 _BUILTINS = {
     len: _len, range: _range, int: _int, bool: _bool, isinstance: _isinstance, sum: _sum,
     getattr: _getattr, float: _traced_primitive(float),
+    next: _changing_first(next), setattr: _changing_first(setattr),
+    delattr: _changing_first(delattr),
     abs: _traced_primitive(abs), pow: _traced_primitive(pow),
 }
 # Strings of traced values are recorded values: printed live, and any decision
@@ -127,6 +162,8 @@ _BUILTINS.update({fn: _native(fn) for fn in (
         "count", "cycle", "dropwhile", "filterfalse", "groupby", "islice", "permutations",
         "product", "repeat", "starmap", "takewhile", "tee", "zip_longest")),
     itertools.chain.from_iterable)})
+_BUILTINS.update({cls: _holding(cls) for cls in (
+    functools.partial, operator.itemgetter, operator.attrgetter)})
 _BUILTINS.update({fn: _iterating(fn) for fn in (
     zip, enumerate, reversed, list, tuple, set, sorted, map, filter, iter, dict)})
 # Types, shapes and dtypes are static even for traced arrays.

@@ -13,6 +13,7 @@ import contextlib
 import logging
 import math
 import operator
+import random
 import sys
 import warnings
 from collections.abc import Iterator
@@ -83,7 +84,7 @@ def random_source(fn):
     if isinstance(fn, type) or fn is np.random.default_rng:  # makes a generator, draws nothing
         return None
     owner = getattr(fn, "__self__", None)
-    if isinstance(owner, (np.random.RandomState, np.random.Generator)):
+    if isinstance(owner, (np.random.RandomState, np.random.Generator, random.Random)):
         return owner
     if (getattr(fn, "__module__", "") or "").startswith("numpy.random"):
         return np.random.mtrand._rand

@@ -90,6 +90,16 @@ class Traced:
         where = self.unroller.where() if self.unroller is not None else None
         raise UnsupportedSyntaxError(message, where, hint=hint)
 
+    def __getattr__(self, name: str):
+        """`x.shape`, `x.T`, `x.sum` asked for by code running natively (an
+        operator.attrgetter, a library helper): answered as in the user's code."""
+        if name.startswith("__") or name in Traced.__slots__:  # protocol probes
+            raise AttributeError(name)
+        try:
+            return self._unroller().traced_attribute(self, name, None, None)
+        except UnsupportedSyntaxError:  # not an attribute of the value: hasattr() says no
+            raise AttributeError(name) from None
+
     # -- containers ------------------------------------------------------------
 
     def __len__(self) -> int:

@@ -16,6 +16,7 @@ import contextlib
 import functools
 import inspect
 import operator
+import random
 import sys
 import types
 import warnings
@@ -54,7 +55,18 @@ OPAQUE_PACKAGES = {"numpy", "cupy", "scipy", "math", "builtins", "operator", "fu
 KNOWN_CONTEXTS = (np.errstate, contextlib.nullcontext, warnings.catch_warnings)
 # Primitives whose result's shape depends on the values, not just the shapes.
 DATA_SHAPED = {np.unique, np.nonzero, np.flatnonzero, np.argwhere, np.extract, np.bincount,
-               np.arange}
+               np.arange, np.setdiff1d, np.intersect1d, np.union1d, np.setxor1d, np.trim_zeros,
+               np.histogram, np.histogram_bin_edges, *(getattr(np, name) for name in (
+                   "unique_values", "unique_counts", "unique_inverse", "unique_all")
+                   if hasattr(np, name))}
+# Primitives whose result has the shape of their index or condition arguments,
+# whatever values those hold.
+SHAPED_BY_INDEX_SHAPES = {operator.getitem, np.take, np.take_along_axis, np.choose, np.where,
+                          np.select, np.clip, primitives.index_add, primitives.index_update,
+                          primitives.item, primitives.fstring}
+# Primitives that read an integer array as counts or as a shape.
+READS_COUNTS = {np.repeat, np.tile, np.reshape, np.resize, np.broadcast_to, np.full, np.zeros,
+                np.ones, np.empty, np.pad, np.split, np.array_split, np.linspace, np.eye}
 # `ufunc.at` that is an accumulation, recorded functionally as index_add: the
 # sign the values are added with.
 ACCUMULATING_AT = {np.add: 1, np.subtract: -1}
@@ -146,6 +158,10 @@ class ArrayMethod:
     def __init__(self, target: Traced, name: str):
         self.target = target
         self.name = name
+
+    def __call__(self, *args, **kwargs):  # from native callers such as map()
+        unroller = self.target.unroller
+        return unroller.array_method(self, args, kwargs, *(unroller.native or (None, None)))
 
 
 ARRAY_METHODS = {
@@ -380,7 +396,9 @@ class Unroller:
                 f"{primitives.display_name(fn)} gives an np.matrix", self.loc,
                 hint="np.matrix redefines `*` and `**` as matrix operations; use np.ndarray "
                      "(np.asarray) with `@` instead.")
-        depends = any(t.op.depends for t in traced_in((args, kwargs)))
+        # a draw is data: a decision taken from it is guarded like one taken from x
+        depends = any(t.op.depends for t in traced_in((args, kwargs))) \
+            or primitives.is_random_draw(fn)
         op = Call(fn, self.refs(args), self.refs(kwargs), *describe_value(value),
                   self.loc, depends)
         self.ops.append(op)
@@ -448,6 +466,7 @@ class Unroller:
                                 hint="Use the result instead: `y = np.add(x, z)`.")
         if primitives.is_ufunc_at(fn):
             return self.ufunc_at(fn, args, kwargs)
+        self.refuse_callbacks(fn, args, kwargs)
         draws = primitives.random_source(fn)
         if draws is not None:
             self.random_states.setdefault(id(draws), (draws, _random_state(draws)))
@@ -464,10 +483,37 @@ class Unroller:
             _add_note(error, self.loc)
             raise
         result = self.record(fn, args, kwargs, value)
-        if fn in DATA_SHAPED and result.op.depends:  # the shape is data: guard it
-            text = f"{primitives.display_name(fn)}(...)"
+        guard_shapes = result.op.depends and _shape_may_follow_data(fn, args, kwargs)
+        text = f"{primitives.display_name(fn)}(...)"
+        if isinstance(value, (tuple, list)) and fn is not operator.getitem:
+            # several results (np.linalg.qr, np.nonzero, np.split): the code sees
+            # each one, as it sees the items of any tuple a call returns
+            items = [self.primitive(operator.getitem, (result, i), {}) for i in range(len(value))]
+            for i, item in enumerate(items):
+                if guard_shapes and isinstance(item, Traced):
+                    self.concretize(item, np.shape, None, None, text=f"{text}[{i}]")
+            if hasattr(value, "_fields"):
+                return type(value)._make(items)
+            return items if isinstance(value, list) else tuple(items)
+        if guard_shapes:
             self.concretize(result, np.shape, None, None, text=text)
         return result
+
+    def refuse_callbacks(self, fn, args: tuple, kwargs: dict) -> None:
+        """A primitive that would call a function of the user's (np.piecewise's
+        functions, np.vectorize, np.apply_along_axis) runs it natively, where
+        its operations are not recorded: refused, rather than frozen."""
+        for value in (fn, *_nested((args, kwargs))):
+            callee = getattr(value, "pyfunc", value if value is not fn else None)  # np.vectorize
+            if isinstance(callee, (UserFunction, ArrayMethod)) or (
+                    isinstance(callee, types.FunctionType) and _user_kernel(callee)):
+                name = getattr(callee, "__name__", "a function")
+                raise UnsupportedSyntaxError(
+                    f"{primitives.display_name(fn)} would call {name}() natively, where "
+                    "yota-src cannot follow what it computes", self.loc,
+                    hint="Apply the function in your own code instead (a loop or a "
+                         "comprehension; np.where in place of np.piecewise), so that what "
+                         "it computes is recorded.")
 
     def output(self, fn, args: tuple, kwargs: dict, node, frame) -> None:
         """print, warnings.warn, logging: recorded, not run. The generated code
@@ -655,12 +701,15 @@ class Unroller:
             return self.array_method(fn, args, kwargs, node, frame)
         if isinstance(fn, functools.partial):
             return self.call(fn.func, fn.args + args, {**fn.keywords, **kwargs}, node, frame)
+        if isinstance(fn, (operator.itemgetter, operator.attrgetter)):
+            return self.natively(node, frame, fn, *args)  # indexing, on traced values
         if primitives.is_output(fn):
             return self.output(fn, args, kwargs, node, frame)
         handler = builtin_handler(fn)
         if handler is not None:
             return handler(self, args, kwargs, node, frame)
-        if rules.is_primitive(fn) or (not self.user_code and _user_kernel(fn)):
+        if rules.is_primitive(fn) or primitives.is_random_draw(fn) \
+                or (not self.user_code and _user_kernel(fn)):
             return self.primitive(fn, args, kwargs)
         if inlinable(fn if not isinstance(fn, types.MethodType) else fn.__func__):
             return self.inline_function(fn, args, kwargs, node, frame)
@@ -1422,6 +1471,8 @@ _REWRITES = {
 def _random_state(generator):
     if isinstance(generator, np.random.RandomState):
         return generator.get_state()
+    if isinstance(generator, random.Random):
+        return generator.getstate()
     return generator.bit_generator.state
 
 
@@ -1436,12 +1487,26 @@ def rewind(random_states: dict) -> None:
     for generator, state in random_states.values():
         if isinstance(generator, np.random.RandomState):
             generator.set_state(state)
+        elif isinstance(generator, random.Random):
+            generator.setstate(state)
         else:
             generator.bit_generator.state = state
 
 
 def _assigned_names(stmt: gast.Assign) -> set:
     return {t.id for t in stmt.targets if isinstance(t, gast.Name)} or {None}
+
+
+def _nested(structure):
+    """Every value inside nested tuples, lists and dicts."""
+    if isinstance(structure, (tuple, list)):
+        for item in structure:
+            yield from _nested(item)
+    elif isinstance(structure, dict):
+        for item in structure.values():
+            yield from _nested(item)
+    else:
+        yield structure
 
 
 def _short_repr(value) -> str:
@@ -1459,6 +1524,22 @@ def _index_text(index, show) -> str:
         else:
             parts.append("..." if item is Ellipsis else show(item))
     return ", ".join(parts)
+
+
+def _shape_may_follow_data(fn, args, kwargs) -> bool:
+    """Can the result's shape change with the values (not just the shapes) of
+    the inputs? For np.unique and its kind; for any primitive given a traced
+    integer or boolean number (a count, a length, an axis: np.full(n[0], v),
+    np.reshape(x, (n[0], -1))); and for those reading an integer array as
+    counts or a shape (np.repeat(x, counts)). Not where such values are
+    indices or elementwise operands, whose shapes alone decide."""
+    if fn in DATA_SHAPED or (fn is np.where and len(args) + len(kwargs) == 1):
+        return True
+    if isinstance(fn, np.ufunc) or fn in primitives.OPERATOR_SYMBOLS \
+            or fn in SHAPED_BY_INDEX_SHAPES:
+        return False
+    return any(t.op.depends and t.op.dtype is not None and not t.op.differentiable
+               and (t.op.shape == () or fn in READS_COUNTS) for t in traced_in((args, kwargs)))
 
 
 def _is_mask_index(index) -> bool:
