@@ -260,3 +260,44 @@ def test_async_functions_are_refused():
 
     with pytest.raises(ys.errors.UnsupportedSyntaxError, match="async"):
         ys.grad(asynchronous, 1.0)
+
+
+# --- generator expressions are lazy, as in Python ----------------------------------
+
+def genexp_late_binding(x):
+    k = 1.0
+    scaled = (v * k for v in x)
+    k = 10.0
+    return sum(scaled)
+
+
+def genexp_consumed_twice(x):
+    squares = (v * v for v in x)
+    first = sum(squares)
+    return first + 100.0 * sum(squares)  # exhausted: the second sum is 0
+
+
+def genexp_next(x):
+    items = (v * 2.0 for v in x if v > 0)
+    return next(items) * 10.0 + sum(items)
+
+
+def genexp_interleaved_with_a_loop(x):
+    state = [1.0]
+    total = 0.0
+    for v in (w * state[0] for w in x):
+        state[0] = state[0] * 2.0
+        total = total + v
+    return total
+
+
+def genexp_nested(x):
+    return sum(a * b for a in x for b in (a, 2.0 * a) if b > -10.0)
+
+
+@pytest.mark.parametrize("fn", [genexp_late_binding, genexp_consumed_twice, genexp_next,
+                                genexp_interleaved_with_a_loop, genexp_nested])
+def test_generator_expressions_are_lazy(fn):
+    x = np.array([0.5, -1.5, 2.0])
+    assert ys.grad(fn, x)[0] == pytest.approx(fn(x))
+    ys.check_grad(fn, x)

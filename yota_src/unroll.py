@@ -806,7 +806,7 @@ class Unroller:
             return self.primitive(primitives.item, (x,), {})
         if name == "tolist":
             if np.issubdtype(x.op.dtype, np.inexact):  # each element keeps its gradient
-                return self.items(x)
+                return self.scalars_of(x)
             receiver = node.func.value if isinstance(getattr(node, "func", None),
                                                      gast.Attribute) else None
             return self.concretize(x, primitives.tolist, receiver, frame)
@@ -821,12 +821,12 @@ class Unroller:
             f"the array method .{name}() is not supported", self.location_of(node, frame),
             hint=f"Call the NumPy function instead, e.g. np.{name}(x, ...).")
 
-    def items(self, x: Traced):
+    def scalars_of(self, x: Traced):
         """`x.tolist()` of a float array: nested lists of its elements, each a
         traced Python number."""
         if np.ndim(x.value) == 0:
             return self.primitive(primitives.item, (x,), {})
-        return [self.items(self.primitive(operator.getitem, (x, i), {}))
+        return [self.scalars_of(self.primitive(operator.getitem, (x, i), {}))
                 for i in range(len(x.value))]
 
     # -- attribute and item access ----------------------------------------------
@@ -926,10 +926,21 @@ class Unroller:
                 raise TypeError("iteration over a 0-d value" + (f" at {where.short}" if where
                                                                   else ""))
             return [self.subscript(value, i, node, frame) for i in range(count)]
+        return list(self.items(value, node, frame))
+
+    def items(self, value, node, frame):
+        """Iterate as Python does, one item at a time: a generator advances
+        only as far as it is consumed (a `for` loop's body runs in between)."""
+        if isinstance(value, Traced):
+            yield from self.iterate(value, node, frame)
+            return
         self.depend_on_contents(value)
         if isinstance(value, dict):
-            return [self.part_of(value, key, None) for key in value]
-        return [self.part_of(value, item, i) for i, item in enumerate(value)]
+            for key in value:
+                yield self.part_of(value, key, None)
+        else:
+            for i, item in enumerate(value):
+                yield self.part_of(value, item, i)
 
     def depend_on_contents(self, container) -> None:
         """Iterating (or taking the length of) an outside container that is not
@@ -1132,7 +1143,7 @@ class Unroller:
         self.exec_block(stmt.body if taken else stmt.orelse, frame)
 
     def exec_For(self, stmt, frame):
-        for item in self.iterate(self.eval(stmt.iter, frame), stmt.iter, frame):
+        for item in self.items(self.eval(stmt.iter, frame), stmt.iter, frame):
             self.bind(stmt.target, item, frame)
             try:
                 self.exec_block(stmt.body, frame)
@@ -1373,7 +1384,44 @@ class Unroller:
     def eval_ListComp(self, node, frame):
         return self.comprehension(node.generators, frame, lambda s: self.eval(node.elt, s))
 
-    eval_GeneratorExp = eval_ListComp
+    def eval_GeneratorExp(self, node, frame):
+        """A generator expression is lazy, as in Python: its first iterable is
+        evaluated now, each item when it is asked for (so names bound later
+        are seen, a consumed generator is empty, and next() works)."""
+        scope, generators = frame.child(), node.generators
+        where = frame.source.location(node) if self.user_code else self.loc
+
+        def produce(level: int, iterable):
+            generator = generators[level]
+            for item in iterable:
+                self.bind(generator.target, item, scope)
+                if not all(self.truth(self.eval(test, scope), test, scope)
+                           for test in generator.ifs):
+                    continue
+                if level + 1 == len(generators):
+                    yield self.eval(node.elt, scope)
+                else:
+                    inner = generators[level + 1]
+                    yield from produce(level + 1, self.items(self.eval(inner.iter, scope),
+                                                             inner.iter, scope))
+
+        first = generators[0].iter
+        items = self.items(self.eval(first, frame), first, frame)
+        return self.located(produce(0, items), where)
+
+    def located(self, generator, loc: Location | None):
+        """Advance `generator` with its own source location as the current one
+        (its items are computed when a later line consumes them)."""
+        while True:
+            saved = self.loc, self.native
+            self.loc, self.native = loc, None
+            try:
+                item = next(generator)
+            except StopIteration:
+                return
+            finally:
+                self.loc, self.native = saved
+            yield item
 
     def eval_SetComp(self, node, frame):
         return set(self.eval_ListComp(node, frame))
