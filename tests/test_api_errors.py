@@ -149,3 +149,10 @@ def test_a_value_generated_code_cannot_spell_is_refused_at_the_line():
     with pytest.raises(UnsupportedSyntaxError, match=r"test_api_errors.py:\d+: generated code "
                                                      r"cannot refer to the method normal\(\)"):
         ys.grad(_draws_from_a_generator_object, np.ones(2))
+
+
+def test_check_grad_accepts_a_size_one_array_result():
+    def f(x):
+        return np.sum(x ** 2, keepdims=True)
+
+    ys.check_grad(f, np.array([0.5, 2.0]))

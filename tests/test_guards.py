@@ -211,3 +211,24 @@ def test_dict_with_tuple_keys_gets_valid_names_and_a_key_guard():
     df = ys.simplegrad(weighted, d, x)
     with pytest.raises(SignatureMismatch, match=r"keys \[\(1, 'a'\)\] in this order"):
         df({(1, "b"): np.ones(3)}, x)
+
+
+def test_a_gradient_function_refuses_a_class_redefined_under_the_same_name(tmp_path,
+                                                                           monkeypatch):
+    import importlib
+
+    path = tmp_path / "netmodule.py"
+    code = ("import numpy as np\n\n\nclass Net:\n"
+            "    def __init__(self, W):\n        self.W = W\n\n"
+            "    def forward(self, x):\n        return np.sum(self.W @ x) * {}\n\n\n"
+            "def loss(net, x):\n    return net.forward(x)\n")
+    path.write_text(code.format("2.0"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("netmodule")
+    old_net, x = module.Net(np.ones((2, 3))), np.array([1.0, 2.0, 3.0])
+    df = ys.simplegrad(module.loss, old_net, x)
+    path.write_text(code.format("-1.0"))  # edited, and reloaded as a notebook would
+    module = importlib.reload(module)
+    with pytest.raises(SignatureMismatch, match="another class of the same name"):
+        df(module.Net(np.ones((2, 3))), x)
+    assert df(old_net, x)[0] == module.loss(old_net, x) == 24.0  # the old class still runs

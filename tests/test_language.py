@@ -301,3 +301,53 @@ def test_generator_expressions_are_lazy(fn):
     x = np.array([0.5, -1.5, 2.0])
     assert ys.grad(fn, x)[0] == pytest.approx(fn(x))
     ys.check_grad(fn, x)
+
+
+class Base:
+    def __init__(self, k):
+        self.k = k
+
+    def forward(self, x):
+        return np.sum(x) * self.k
+
+
+class Child(Base):
+    def __init__(self, k):
+        super().__init__(k * 2.0)
+
+    def forward(self, x):
+        return super().forward(x) + np.sum(x ** 2)
+
+
+def with_super(model, x):
+    return model.forward(x) + Child(3.0).forward(x)
+
+
+class AttrDict(dict):
+    __getattr__ = dict.__getitem__
+
+
+def reads_attribute_dict(x, config):
+    return np.sum(x) * config.lr
+
+
+def cast_to(x, dtype):
+    return np.sum(x.astype(dtype) ** 2)
+
+
+@pytest.mark.parametrize("fn, make", [
+    (with_super, lambda x: (Child(2.0), x)),
+    (reads_attribute_dict, lambda x: (x, AttrDict(lr=2.0))),
+    (cast_to, lambda x: (x, np.float32)),
+], ids=["super()", "dict with __getattr__", "a dtype class as argument"])
+def test_object_patterns(fn, make):
+    args = make(np.array([0.5, -1.5, 2.0]))
+    assert ys.grad(fn, *args)[0] == pytest.approx(fn(*args))
+    ys.check_grad(fn, *args, rtol=1e-2)  # float32 arithmetic in the cast
+
+
+def test_an_argument_that_contains_itself_is_refused():
+    looped = [1.0]
+    looped.append(looped)
+    with pytest.raises(ValueError, match="contains itself"):
+        ys.grad(lambda x, items: np.sum(x), np.ones(2), looped)

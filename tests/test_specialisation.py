@@ -577,3 +577,12 @@ def test_an_argument_object_changed_in_place_retraces(f, holder, change):
     assert_right(f, x, holder)
     change(holder)
     assert_right(f, x, holder)
+
+
+def test_an_edit_that_only_flips_the_sign_of_a_zero_is_refused(tmp_path):
+    path = tmp_path / "signed_zero.py"
+    path.write_text("import numpy as np\n\n\ndef loss(x):\n    return np.sum(np.arctan2(0.0, x))\n")
+    module = _import_from(path, "signed_zero")
+    path.write_text(path.read_text().replace("0.0", "-0.0"))
+    with pytest.raises(ys.errors.SourceUnavailableError, match="changed after it was imported"):
+        ys.grad(module.loss, -np.ones(3))

@@ -56,3 +56,37 @@ def test_gradient_result_carries_forward_tape_and_source(args):
     assert len(g) == 3
     assert "input W" in str(g.tape)
     assert "def grad_mlp(W, b, x):" in g.source
+
+
+OFFSET = 2.0
+
+
+def squares_with_offset(x):
+    total = 0.0
+    for i in range(len(x)):
+        total = total + x[i] ** 2
+    return total + OFFSET
+
+
+@pytest.mark.parametrize("other", [np.array([1.0, 2.0, 3.0]), np.array([1, 2]), [1.0, 2.0]],
+                         ids=["another shape", "another dtype", "a list"])
+def test_play_and_compile_refuse_arguments_the_tape_was_not_recorded_for(other):
+    _, tape = ys.trace(squares_with_offset, np.array([1.0, 2.0]))
+    for run in (tape.play, tape.compile()):
+        with pytest.raises(ys.errors.SignatureMismatch, match="recorded for x float64"):
+            run(other)
+
+
+def test_play_and_compile_refuse_after_outside_state_changed():
+    global OFFSET
+    x = np.array([1.0, 2.0])
+    _, tape = ys.trace(squares_with_offset, x)
+    compiled = tape.compile()
+    assert tape.play(x) == compiled(x) == squares_with_offset(x)
+    OFFSET = 5.0
+    try:
+        for run in (tape.play, compiled):
+            with pytest.raises(ys.errors.SignatureMismatch, match="global OFFSET"):
+                run(x)
+    finally:
+        OFFSET = 2.0

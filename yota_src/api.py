@@ -84,6 +84,13 @@ class GradFunction:
         self.source = compiled.source
         self._bound = bound
         self.__name__ = compiled.function.__name__
+        signature = compiled.tape.signature
+        # The generated code knows a class of the user's by its qualified name;
+        # in-process, the very class is checked (a class redefined or reloaded
+        # under the same name has other methods).
+        self._classes = [(node.index, node.path, node.type, signature.leaf_expression(
+            node.index, node.path)) for node in signature.containers
+            if node.type.__module__ not in ("builtins", "collections")]
 
     def __call__(self, *args):
         stale = first_stale(self._dependencies)
@@ -91,6 +98,17 @@ class GradFunction:
             raise SignatureMismatch(
                 f"{self.__name__} was generated when {stale.what} was {stale.shown}; it has "
                 "changed since. Generate the gradient again (ys.simplegrad, or `yota-src gen`).")
+        full = self._bound + args
+        for index, path, cls, expression in self._classes:
+            try:
+                found = type(get_path(full[index], path))
+            except (AttributeError, LookupError, TypeError, IndexError):
+                continue  # the generated code's own guards name what is missing
+            if found is not cls and found.__qualname__ == cls.__qualname__:
+                raise SignatureMismatch(
+                    f"{self.__name__} was generated for {expression} of the class "
+                    f"{cls.__module__}.{cls.__qualname__}; this one is another class of the "
+                    "same name (redefined or reloaded?). Generate the gradient again.")
         if not self._bound:
             return self._function(*args)
         value, *gradients = self._function(*self._bound, *args)
@@ -174,7 +192,9 @@ def trace(f: Callable, *args) -> tuple[Any, Tape]:
     with _errors_at_user_lines():
         unroller, value, signature = _unroll(fn, full_args, rewind_draws=False)
     tape = Tape(list(unroller.ops), unroller.refs(value), signature)
-    return values_of(value), eliminate_dead_code(tape)
+    tape = eliminate_dead_code(tape)
+    tape.dependencies = tuple(unroller.dependencies.values())
+    return values_of(value), tape
 
 
 def diffrule(fn: Callable, wrt: str | None = None, expr: str | None = None):
@@ -248,7 +268,8 @@ def numerical_gradient(f: Callable, args: tuple, index: int, path: tuple = ()) -
             moved[position] += sign * step
             new_leaf = _like(leaf, moved)
             new_arg = rebuild(args[index], lambda p, v: new_leaf if p == path else v)
-            values.append(float(f(*args[:index], new_arg, *args[index + 1:])))
+            result = f(*args[:index], new_arg, *args[index + 1:])
+            values.append(float(np.asarray(result, dtype=np.float64).reshape(())))
         out[position] = (values[0] - values[1]) / (2 * step)
     return out
 

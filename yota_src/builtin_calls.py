@@ -73,6 +73,21 @@ def _getattr(unroller, args, kwargs, node, frame):
         raise
 
 
+def _super(unroller, args, kwargs, node, frame):
+    """`super()` without arguments, inside an unrolled method: the class the
+    method was defined in (its `__class__` cell) and its first argument."""
+    if args:
+        return super(*args)
+    params = frame.source.node.args
+    first = (params.posonlyargs + params.args)[:1]
+    cell = frame.cells.get("__class__")
+    if cell is None or not first:
+        raise UnsupportedSyntaxError("super() without arguments outside a method",
+                                     unroller.location_of(node, frame),
+                                     hint="Write super(Class, self) instead.")
+    return super(cell.cell_contents, frame.locals[first[0].id])
+
+
 def _changing_first(fn):
     """next(), setattr(), delattr(): they change their first argument, which
     must not be an outside object or one an argument holds (the generated
@@ -140,7 +155,7 @@ def _static_info(fn):
 _BUILTINS = {
     len: _len, range: _range, int: _int, bool: _bool, isinstance: _isinstance, sum: _sum,
     getattr: _getattr, float: _traced_primitive(float),
-    next: _changing_first(next), setattr: _changing_first(setattr),
+    super: _super, next: _changing_first(next), setattr: _changing_first(setattr),
     delattr: _changing_first(delattr),
     abs: _traced_primitive(abs), pow: _traced_primitive(pow),
 }

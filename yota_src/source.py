@@ -176,13 +176,25 @@ def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
         return False
     if len(a.co_consts) != len(b.co_consts):
         return False
-    for x, y in zip(a.co_consts, b.co_consts):
-        if isinstance(x, types.CodeType) and isinstance(y, types.CodeType):
-            if not _same_code(x, y):
-                return False
-        elif type(x) is not type(y) or (x != y and not (x != x and y != y)):
-            return False
-    return True
+    return all(_same_constant(x, y) for x, y in zip(a.co_consts, b.co_consts))
+
+
+def _same_constant(x, y) -> bool:
+    """Equal as constants of code: 0.0 and -0.0 differ, NaN equals NaN."""
+    if isinstance(x, types.CodeType) and isinstance(y, types.CodeType):
+        return _same_code(x, y)
+    if type(x) is not type(y):
+        return False
+    if isinstance(x, (tuple, frozenset)):
+        return len(x) == len(y) and all(
+            _same_constant(a, b) for a, b in zip(_ordered(x), _ordered(y)))
+    if isinstance(x, (float, complex)):
+        return repr(x) == repr(y)
+    return x == y
+
+
+def _ordered(constants):
+    return constants if isinstance(constants, tuple) else sorted(constants, key=repr)
 
 
 def _indent_removed(raw: str, dedented: str) -> int:

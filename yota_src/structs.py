@@ -31,9 +31,14 @@ _OPAQUE = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType
 
 
 def is_array(value) -> bool:
-    """An array of NumPy or of a library following its interface (CuPy)."""
-    return isinstance(value, np.ndarray) or (
-        hasattr(value, "__array_namespace__") and hasattr(value, "shape"))
+    """An array of NumPy or of a library following its interface (CuPy).
+    Asked of the type, so a class (np.float32) or an object whose attribute
+    lookup raises something else (a dict with `__getattr__ = dict.__getitem__`)
+    is no array."""
+    if isinstance(value, np.ndarray):
+        return True
+    kind = type(value)
+    return kind is not type and hasattr(kind, "__array_namespace__") and hasattr(kind, "shape")
 
 
 def kind_of(value) -> str:
@@ -272,13 +277,16 @@ class Signature:
     outside: tuple = ()  # what was read from outside the arguments, as docstring lines
 
     containers: list[Container] = field(default_factory=list)
+    key: Any = None  # signature_key of the arguments
 
     @classmethod
     def of(cls, function_name: str, params: list[str], args: tuple, **info) -> Signature:
+        key = signature_key(args)  # first: it refuses arguments that contain themselves
         leaves = [[describe_leaf(p, v) for p, v in flatten(arg)] for arg in args]
         structs = [kind_of(arg) == "struct" for arg in args]
         containers = [node for i, arg in enumerate(args) for node in _layouts(i, arg)]
-        return cls(function_name, params, leaves, structs, containers=containers, **info)
+        return cls(function_name, params, leaves, structs, containers=containers, key=key,
+                   **info)
 
     def leaf_expression(self, index: int, path: tuple) -> str:
         return path_expression(self.params[index], path)
@@ -323,7 +331,12 @@ def _layouts(index: int, value, path: tuple = ()):
 
 def signature_key(args: tuple):
     """A hashable summary of everything a compiled gradient is specialised to."""
-    return tuple(_key(arg) for arg in args)
+    try:
+        return tuple(_key(arg) for arg in args)
+    except RecursionError:
+        raise ValueError("an argument contains itself (a list appended to itself, an object "
+                         "referring back to its owner), or nests deeper than Python's "
+                         "recursion limit: pass the arrays it holds instead") from None
 
 
 def _key(value):

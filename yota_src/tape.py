@@ -9,12 +9,13 @@ example arrays alive.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-from .errors import ControlFlowChanged, Location
+from .errors import ControlFlowChanged, Location, SignatureMismatch
 
 
 class Op:
@@ -179,11 +180,14 @@ class Tape:
     `n_forward` counts the ops that belong to the primal.
     """
 
-    def __init__(self, ops: list[Op], output, signature, n_forward: int | None = None):
+    def __init__(self, ops: list[Op], output, signature, n_forward: int | None = None,
+                 dependencies: tuple = ()):
         self.ops = ops
         self.output = output
         self.signature = signature  # structs.Signature: what the tape is specialised to
         self.n_forward = len(ops) if n_forward is None else n_forward
+        # what the trace read from outside the arguments (specialisation.Dependency)
+        self.dependencies = dependencies
 
     @property
     def inputs(self) -> list[Input]:
@@ -222,9 +226,11 @@ class Tape:
     __repr__ = __str__
 
     def play(self, *args):
-        """Re-run the tape on new arguments of the same specialisation."""
+        """Re-run the tape on new arguments of the same specialisation; other
+        arguments, or outside state that changed, are refused."""
         from .structs import get_path
 
+        self.check(args)
         values: dict[Op, Any] = {}
         for op in self.ops:
             if isinstance(op, Input):
@@ -238,12 +244,37 @@ class Tape:
                 raise ControlFlowChanged(op.message(self.signature.function_name))
         return map_refs(self.output, values.__getitem__)
 
+    def check(self, args: tuple) -> None:
+        """SignatureMismatch unless `args` and the outside state the tape read
+        are what it was recorded with (the leaves' kinds, shapes and dtypes)."""
+        from .structs import signature_key
+
+        name = self.signature.function_name
+        for dependency in self.dependencies:
+            if not dependency.holds():
+                raise SignatureMismatch(f"{name}'s tape was recorded when {dependency.what} was "
+                                        f"{dependency.shown}; it has changed since")
+        if len(args) != len(self.signature.leaves) or signature_key(args) != self.key:
+            raise SignatureMismatch(f"{name}'s tape was recorded for {self.signature.describe()}"
+                                    "; these arguments differ")
+
+    @property
+    def key(self):
+        return self.signature.key
+
     def compile(self) -> Callable:
         """A Python function equivalent to `play`, without the interpretation."""
         from . import codegen, loader
 
         source, constants = codegen.generate(self.forward(), kind="forward")
-        return loader.load(source, self.signature.function_name, constants)
+        function = loader.load(source, self.signature.function_name, constants)
+        if not self.dependencies:
+            return function
+
+        def checked(*args):
+            self.check(args)
+            return function(*args)
+        return functools.wraps(function)(checked)
 
 
 def _show(structure, names: dict) -> str:
