@@ -165,3 +165,23 @@ def test_strings_are_never_differentiated():
     value, (dx,) = ys.grad(loss, x)
     assert value == pytest.approx(10.0)
     np.testing.assert_allclose(dx, [2.0, 2.0])  # float(text) is a constant
+
+
+def prints_then_branches(x):
+    print("called with", x[0])
+    if x[0] > 0:
+        return np.sum(x)
+    warnings.warn(f"negative: {x[0]}", stacklevel=1)
+    return np.sum(x * 2.0)
+
+
+def test_a_call_that_takes_another_branch_shows_its_output_once(capsys):
+    x = np.array([1.0, 2.0])
+    ys.grad(prints_then_branches, x, dynamic=True)
+    capsys.readouterr()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ys.grad(prints_then_branches, -x, dynamic=True)
+        ys.grad(prints_then_branches, x, dynamic=True)
+    assert capsys.readouterr().out == "called with -1.0\ncalled with 1.0\n"
+    assert [str(w.message) for w in caught] == ["negative: -1.0"]

@@ -6,9 +6,12 @@ of its inputs.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
+import io
 import os
+import sys
 import threading
 import types
 from collections.abc import Callable, Sequence
@@ -21,7 +24,7 @@ from . import codegen, loader, rules
 from .adjoint import backward, gradient_outputs
 from .errors import ControlFlowChanged, NoDiffRuleError, SignatureMismatch, SourceUnavailableError
 from .passes import eliminate_dead_code, optimize
-from .primitives import display_name
+from .primitives import display_name, is_output
 from .source import function_source, unwrap
 from .specialisation import describe_outside, first_stale
 from .structs import (
@@ -39,7 +42,7 @@ from .structs import (
     signature_key,
     user_path,
 )
-from .tape import Tape
+from .tape import Call, Tape
 from .traced import values_of
 from .unroll import Unroller, inlinable, random_states, rewind
 
@@ -70,6 +73,7 @@ class _Compiled:
     tape: Tape  # the forward tape
     dependencies: tuple  # what was read from outside the arguments (specialisation.py)
     generators: tuple = ()  # the random generators it draws from
+    shows_output: bool = False  # it prints or warns
 
 
 class GradFunction:
@@ -138,12 +142,13 @@ def grad(f: Callable, *args, dynamic: bool = False, wrt=None,
     fn, full_args, n_bound = _target(f, args)
     wrt_args = _wrt_indices(wrt, len(args), n_bound)
     key = (fn, signature_key(full_args), wrt_args)
-    compiled, result = _from_cache(key, full_args, dynamic)
+    tried: set = set()
+    compiled, result = _from_cache(key, full_args, dynamic, tried)
     if compiled is None:
         with _cache_lock:
             building = _building.setdefault(key, threading.Lock())
         with building:  # concurrent first calls: one traces, the others use its result
-            compiled, result = _from_cache(key, full_args, dynamic)
+            compiled, result = _from_cache(key, full_args, dynamic, tried)
             if compiled is None:
                 compiled = _build(fn, full_args, wrt_args)
                 result = compiled.function(*full_args)
@@ -153,16 +158,18 @@ def grad(f: Callable, *args, dynamic: bool = False, wrt=None,
     return value, GradientResult(gradients[n_bound:], compiled.tape, compiled.source)
 
 
-def _from_cache(key, args: tuple, dynamic: bool):
+def _from_cache(key, args: tuple, dynamic: bool, tried: set):
     """(compiled, result) from a cached variant that still applies, or (None, None).
 
     A variant whose outside facts (globals, closure cells, defaults) changed
     is dropped; one whose data-dependent branch went the other way is skipped
-    when `dynamic`, and raises otherwise.
+    when `dynamic`, and raises otherwise. `tried` holds the variants already
+    run for this call, which are not run again.
     """
     with _cache_lock:
-        variants = list(_cache.get(key, ()))
+        variants = [each for each in _cache.get(key, ()) if id(each) not in tried]
     for compiled in variants:
+        tried.add(id(compiled))
         if first_stale(compiled.dependencies) is not None:
             with _cache_lock:
                 if compiled in _cache.get(key, ()):
@@ -170,12 +177,31 @@ def _from_cache(key, args: tuple, dynamic: bool):
             continue
         states = random_states(compiled.generators)
         try:
+            if dynamic and compiled.shows_output:
+                return compiled, _held_output(compiled.function, args)
             return compiled, compiled.function(*args)
         except ControlFlowChanged:
             if not dynamic:
                 raise
             rewind(states)  # the variant that applies draws what one call of f would
     return None, None
+
+
+def _held_output(function: Callable, args: tuple):
+    """Run a variant that may turn out not to apply, holding back what it
+    prints or warns until it has: a call whose data goes another way shows
+    its output once, from the variant that applies. (Logging handlers keep
+    their own streams, which cannot be held back.)"""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            return function(*args)
+    except ControlFlowChanged:
+        stdout, stderr = io.StringIO(), io.StringIO()  # the output of a path not taken
+        raise
+    finally:
+        sys.stdout.write(stdout.getvalue())
+        sys.stderr.write(stderr.getvalue())
 
 
 def simplegrad(f: Callable, *args, wrt=None, **keywords) -> GradFunction:
@@ -436,7 +462,8 @@ def _build(fn: Callable, args: tuple, wrt_args: frozenset) -> _Compiled:
     function = loader.load(source, codegen.function_name(tape, "gradient"), constants)
     return _Compiled(function, source, eliminate_dead_code(forward),
                      tuple(unroller.dependencies.values()),
-                     tuple(generator for generator, _ in unroller.random_states.values()))
+                     tuple(generator for generator, _ in unroller.random_states.values()),
+                     any(isinstance(op, Call) and is_output(op.fn) for op in forward.ops))
 
 
 class _errors_at_user_lines:  # noqa: N801 - used as a `with` statement
