@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .errors import ControlFlowChanged, Location
+from .structs import describe_dtype
 
 
 class Op:
@@ -37,7 +38,7 @@ class Op:
     def describe_type(self) -> str:
         if self.shape is None:
             return "tuple"
-        return f"{np.dtype(self.dtype).name} {self.shape}"
+        return f"{describe_dtype(self.dtype)} {self.shape}"
 
 
 class Input(Op):
@@ -243,7 +244,7 @@ class Tape:
         from . import codegen, loader
 
         source, constants = codegen.generate(self.forward(), kind="forward")
-        return loader.load(source, self.signature.function_name, constants)
+        return loader.load(source, codegen.function_name(self, "forward"), constants)
 
 
 def _show(structure, names: dict) -> str:
