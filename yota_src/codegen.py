@@ -174,8 +174,8 @@ class _Writer:
         hide a name the body reads: it hands its arguments to the body."""
         renamed = [(user, body) for user, body in zip(self.sig.params, self.params)
                    if user != body]
-        hidden = ", ".join(user for user, _ in renamed)
-        taken = ", ".join(f"{user} as {body}" for user, body in renamed)
+        hidden = _listed([user for user, _ in renamed])
+        taken = _listed([f"{user} as {body}" for user, body in renamed])
         params = ", ".join(self.sig.params)
         return [f"def {self.name}({params}):",
                 f"    # The code below reads the name{'s' if len(renamed) > 1 else ''} "
@@ -804,6 +804,11 @@ def _global_reads(text: str, function: str) -> set[str]:
         if isinstance(node, ast.Name):
             (loads if isinstance(node.ctx, ast.Load) else bound).add(node.id)
     return loads - bound
+
+
+def _listed(items: list[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _is_identifier(text: str) -> bool:
