@@ -141,9 +141,26 @@ def scaled_by_text(x, s):
 
 
 @pytest.mark.parametrize("text", ["it's", 'say "hi"', "C:\\data", "}{", "a\nb\x00c", '"""',
-                                  "#", "\u2028", b"\\'\"\x00"], ids=repr)
+                                  "#", "\u2028", "\ud800", b"\\'\"\x00"], ids=repr)
 def test_static_text_is_spelled_in_guard_and_docstring(text, tmp_path):
     assert_spelled(scaled_by_text, (X, text), (X, text[:0] + text[:1] * 9), tmp_path)
+
+
+def summed_over(x, indices):
+    return sum(x[i] for i in indices)
+
+
+def cast_to(x, dtype):
+    return np.sum(x.astype(dtype) * 2.0)
+
+
+@pytest.mark.parametrize("f, static, other, spelled", [
+    (summed_over, range(0, 3, 2), [0, 2], "indices != range(0, 3, 2)"),
+    (cast_to, np.longdouble, np.float64, "dtype is not np.longdouble"),
+    (cast_to, np.dtype(">f8"), np.dtype("<f8"), "dtype != np.dtype('>f8')"),
+], ids=["range", "scalar type", "big-endian dtype"])
+def test_static_range_and_dtype_are_spelled(f, static, other, spelled, tmp_path):
+    assert spelled in assert_spelled(f, (X, static), (X, other), tmp_path)
 
 
 def scaled_if_member(x, s):

@@ -679,9 +679,10 @@ class _Writer:
         if isinstance(value, dict):
             return ast.Dict([self.literal(key) for key in value],
                             [self.literal(item) for item in value.values()])
-        if isinstance(value, slice):
-            return ast.Call(ast.Name("slice"), [self.literal(p) for p in
-                                                (value.start, value.stop, value.step)], [])
+        if isinstance(value, (slice, range)):
+            return ast.Call(ast.Name(type(value).__name__), [self.literal(p) for p in
+                                                             (value.start, value.stop, value.step)],
+                            [])
         if isinstance(value, np.dtype):
             return ast.parse(self._dtype(value), mode="eval").body
         if isinstance(value, primitives.StandardStream):

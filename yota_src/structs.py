@@ -34,7 +34,8 @@ _OPAQUE = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType
 def is_array(value) -> bool:
     """An array of NumPy or of a library following its interface (CuPy)."""
     return isinstance(value, np.ndarray) or (
-        hasattr(value, "__array_namespace__") and hasattr(value, "shape"))
+        hasattr(value, "__array_namespace__") and hasattr(value, "shape")
+        and not isinstance(value, type))  # np.float32 itself is a static value
 
 
 def kind_of(value) -> str:
