@@ -831,8 +831,6 @@ def _message(*parts) -> str:
     f-string field cannot on every supported Python (a backslash, a double
     quote, `#`)."""
     fields = [part for part in parts if isinstance(part, _Field)]
-    if not fields:
-        return _quoted("".join(parts))
     if not any(char in field.code for field in fields for char in '\\"#'):
         return 'f"' + "".join(
             _string_body(part).replace("{", "{{").replace("}", "}}") if isinstance(part, str)
