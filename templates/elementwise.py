@@ -202,18 +202,34 @@ def heaviside(dy, y, x1, x2):
     dx2 = unbroadcast(dy * (x1 == 0), x2)
 
 
-@adjoint(np.maximum, np.fmax)
+@adjoint(np.maximum)
 def maximum(dy, y, a, b):
     """Ties send half the gradient to each side."""
     da = unbroadcast(dy * np.where(a == b, 0.5, a > b), a)
     db = unbroadcast(dy * np.where(a == b, 0.5, a < b), b)
 
 
-@adjoint(np.minimum, np.fmin)
+@adjoint(np.minimum)
 def minimum(dy, y, a, b):
     """Ties send half the gradient to each side."""
     da = unbroadcast(dy * np.where(a == b, 0.5, a < b), a)
     db = unbroadcast(dy * np.where(a == b, 0.5, a > b), b)
+
+
+@adjoint(np.fmax)
+def fmax(dy, y, a, b):
+    """Ties send half the gradient to each side; a NaN side is ignored, so
+    the other one gets it all."""
+    da = unbroadcast(dy * np.where(a == b, 0.5, (a > b) | (np.isnan(b) & ~np.isnan(a))), a)
+    db = unbroadcast(dy * np.where(a == b, 0.5, (a < b) | (np.isnan(a) & ~np.isnan(b))), b)
+
+
+@adjoint(np.fmin)
+def fmin(dy, y, a, b):
+    """Ties send half the gradient to each side; a NaN side is ignored, so
+    the other one gets it all."""
+    da = unbroadcast(dy * np.where(a == b, 0.5, (a < b) | (np.isnan(b) & ~np.isnan(a))), a)
+    db = unbroadcast(dy * np.where(a == b, 0.5, (a > b) | (np.isnan(a) & ~np.isnan(b))), b)
 
 
 @adjoint(np.clip)

@@ -427,11 +427,21 @@ def _check_call(fn: Callable, args: tuple, source) -> None:
 
 
 def _refuse_unsupported(name: str, leaf) -> None:
-    """Complex numbers (no single gradient convention) and np.matrix (`*` is a
-    matrix product) are refused, naming the argument."""
+    """Complex numbers (no single gradient convention), np.matrix (`*` is a
+    matrix product), and arrays of Python objects or of records (no arithmetic
+    to differentiate) are refused, naming the argument."""
     if isinstance(leaf, np.matrix):
         raise NoDiffRuleError(f"argument `{name}` is an np.matrix",
                               hint="Pass an np.ndarray (np.asarray(m)) and use `@`.")
+    dtype = getattr(leaf, "dtype", None)
+    if dtype is not None and dtype.hasobject:
+        raise NoDiffRuleError(f"argument `{name}` is an array of Python objects (dtype object)",
+                              hint="Pass a numeric array, e.g. `a.astype(float)`.")
+    if dtype is not None and dtype.kind == "V":
+        what = "a structured array" if dtype.names else "an array of raw bytes"
+        raise NoDiffRuleError(f"argument `{name}` is {what} (dtype {dtype})",
+                              hint="Pass each field as its own array (`a['x']`), or a dict of "
+                                   "them, which yota-src differentiates field by field.")
     if np.iscomplexobj(leaf):
         raise NoDiffRuleError(f"argument `{name}` is complex ({np.result_type(leaf)})",
                               hint="yota-src differentiates real-valued code: pass the real "
@@ -439,12 +449,21 @@ def _refuse_unsupported(name: str, leaf) -> None:
 
 
 def _parameter_names(fn: Callable, count: int) -> list[str]:
+    """The generated function's parameters: f's positional ones, and for
+    `*args` one name per extra argument (`args_0`, `args_1`, skipping any
+    name f already has)."""
+    parameters = inspect.signature(fn).parameters
     names = []
-    for parameter in inspect.signature(fn).parameters.values():
+    for parameter in parameters.values():
         if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
             names.append(parameter.name)
         elif parameter.kind == parameter.VAR_POSITIONAL:
-            names += [f"{parameter.name}_{i}" for i in range(count - len(names))]
+            index = 0
+            while len(names) < count:
+                name = f"{parameter.name}_{index}"
+                if name not in parameters:
+                    names.append(name)
+                index += 1
     return names[:count]
 
 

@@ -20,13 +20,26 @@ import re
 import sys
 import textwrap
 import types
+import unicodedata
+import warnings
+from typing import NamedTuple
 
 import numpy as np
 
 from . import primitives
 from .errors import UnsupportedSyntaxError
 from .loader import InProcessOnly
-from .structs import STATIC, Container, describe_value, path_expression, path_name
+from .structs import (
+    ATTR,
+    ITEM,
+    STATIC,
+    Container,
+    describe_dtype,
+    describe_value,
+    is_attribute_name,
+    path_expression,
+    path_name,
+)
 from .tape import Call, Const, Guard, Input, Op, Tape, readers
 
 _BINARY = {
@@ -40,6 +53,7 @@ _COMPARE = {operator.eq: ast.Eq, operator.ne: ast.NotEq, operator.lt: ast.Lt,
             operator.le: ast.LtE, operator.gt: ast.Gt, operator.ge: ast.GtE, operator.is_: ast.Is}
 _UNARY = {operator.neg: ast.USub, operator.pos: ast.UAdd, operator.invert: ast.Invert}
 _INLINE_LIMIT = 64  # longest expression a temporary is folded into, in characters
+_RESERVED = frozenset({"np", "math"})  # module names the code reads without taking them
 
 
 class CodegenError(UnsupportedSyntaxError):
@@ -48,13 +62,18 @@ class CodegenError(UnsupportedSyntaxError):
 
 
 def function_name(tape: Tape, kind: str) -> str:
-    """`grad_loss` for loss; a lambda (named `<lambda>`) gives `grad_lambda`."""
+    """`grad_loss` for loss; a lambda (named `<lambda>`) gives `grad_lambda`.
+    A forward module's function keeps the primal's name unless the module
+    needs that name for something else (`sum_` for a primal called `sum`)."""
     name = tape.signature.function_name
-    if not name.isidentifier():
-        name = re.sub(r"\W", "", name) or "function"
+    if not _is_identifier(name):
+        name = _identifier(re.sub(r"\W", "", name)) or "function"
     if kind == "gradient":
         return f"grad_{name}"
-    return f"{name}_" if keyword.iskeyword(name) else name
+    if not name.isidentifier():  # it starts with a digit
+        return f"f_{name}"
+    reserved = keyword.iskeyword(name) or name in _RESERVED or hasattr(builtins, name)
+    return f"{name}_" if reserved else name
 
 
 def module_source(tape: Tape, kind: str = "gradient") -> str:
@@ -67,18 +86,50 @@ def generate(tape: Tape, kind: str = "gradient") -> tuple[str, dict]:
 
     The text holds a snapshot of each array the primal read from its globals
     or closures; an in-process loader binds the names to the live arrays.
+
+    A parameter may be called like something the code needs (`np`, `len`,
+    `type`): the function keeps the user's parameters, and where one would
+    hide a name its body reads, it hands its arguments to a body function
+    that takes that parameter under a fresh name.
     """
     writer = _Writer(tape, kind)
-    return writer.module(), writer.live_constants
+    text = writer.module()
+    suspects = frozenset(index for index, param in enumerate(tape.signature.params)
+                         if hasattr(builtins, param) or param in _module_names(text))
+    if suspects:
+        renamed = _Writer(tape, kind, suspects)
+        renamed_text = renamed.module()
+        reads = _global_reads(renamed_text, renamed.body_name)
+        needed = frozenset(index for index in suspects if tape.signature.params[index] in reads)
+        if needed == suspects:
+            writer, text = renamed, renamed_text
+        elif needed:
+            writer = _Writer(tape, kind, needed)
+            text = writer.module()
+    return text, writer.live_constants
+
+
+class _Field(NamedTuple):
+    """A value shown in a message: the code that computes it, and "r" for its repr."""
+
+    code: str
+    conversion: str = ""
 
 
 class _Writer:
-    def __init__(self, tape: Tape, kind: str):
+    def __init__(self, tape: Tape, kind: str, renamed: frozenset = frozenset()):
         self.tape, self.kind, self.sig = tape, kind, tape.signature
         self.name = function_name(tape, kind)
         self.names: dict[Op, str] = {}
         self.inlined: dict[Op, ast.expr] = {}
-        self.taken = set(self.sig.params) | {"np", "math", self.name} | set(dir(builtins))
+        self.taken = set(self.sig.params) | _RESERVED | {self.name} | set(dir(builtins))
+        # The body's names for the parameters: the user's, or a fresh one for
+        # a parameter that would hide a name the body reads (see `generate`).
+        self.params = [self.fresh(param) if index in renamed else param
+                       for index, param in enumerate(self.sig.params)]
+        self.body_name = self.fresh(f"{self.name}_body") if renamed else self.name
+        self.modules: dict[str, str] = {}  # imported module -> the name code uses for it
+        self.import_roots = {"math"}
         self.temps = 0
         self.imports = {"import numpy as np"}
         self.errors_used: set[str] = set()
@@ -108,11 +159,28 @@ class _Writer:
             lines += ["# Objects the arguments held, compared by identity: only the process that",
                       "# generated this module has them, so it cannot be saved and run elsewhere.",
                       *self.identities, ""]
-        lines += ["", f"def {self.name}({self.parameters()}):"]
+        code_start = len(lines)
+        lines += ["", f"def {self.body_name}({', '.join(self.params)}):"]
         lines += ["    " + line if line else "" for line in body]
         if not _uses_name("\n".join(lines[len(imports) + 1:]), "np"):
             lines.remove("import numpy as np")
+            code_start -= 1
+        if self.body_name != self.name:
+            lines[code_start:code_start] = ["", *self.entry_point(), ""]
         return "\n".join(lines) + "\n"
+
+    def entry_point(self) -> list[str]:
+        """The function with the user's parameters, where one of them would
+        hide a name the body reads: it hands its arguments to the body."""
+        renamed = [(user, body) for user, body in zip(self.sig.params, self.params)
+                   if user != body]
+        hidden = _listed([user for user, _ in renamed])
+        taken = _listed([f"{user} as {body}" for user, body in renamed])
+        params = ", ".join(self.sig.params)
+        return [f"def {self.name}({params}):",
+                f"    # The code below reads the name{'s' if len(renamed) > 1 else ''} "
+                f"{hidden} for itself, so it takes {taken}.",
+                f"    return {self.body_name}({params})"]
 
     def docstring(self) -> str:
         sig = self.sig
@@ -131,10 +199,7 @@ class _Writer:
         paragraphs.append("Generated by yota-src; edit the primal, not this file.")
         text = "\n\n".join(textwrap.fill(p, 79, break_long_words=False,
                                          break_on_hyphens=False) for p in paragraphs)
-        return f'"""{text}\n"""'
-
-    def parameters(self) -> str:
-        return ", ".join(self.sig.params)
+        return f'"""{_docstring_body(text)}\n"""'
 
     # -- guards on the arguments --------------------------------------------
 
@@ -143,34 +208,72 @@ class _Writer:
         type and keys (in order: the primal may have iterated them), each
         array's type, shape and dtype, each static value, so that any other
         argument is refused before a line of the body runs."""
-        checks = [check for node in self.sig.containers for check in self._container_checks(
-            path_expression(self.sig.params[node.index], node.path), node)]
+        checks = [check for node in self.sig.containers
+                  for check in self._container_checks(node)]
         checks += [check for index, leaves in enumerate(self.sig.leaves) for leaf in leaves
-                   for check in self._leaf_checks(
-                       path_expression(self.sig.params[index], leaf.path), leaf)]
+                   for check in self._leaf_checks(index, leaf)]
         lines = []
         for condition, message in checks:
             self.errors_used.add("SignatureMismatch")
             lines += [f"if {condition}:", f"    raise SignatureMismatch({message})"]
         return lines
 
-    def _container_checks(self, expr: str, node: Container) -> list[tuple[str, str]]:
-        head = f"{self.name} was generated for {expr}"
+    def _subject(self, index: int, path: tuple) -> tuple[str, str]:
+        """The code that reaches a part of argument `index`, and its name in messages."""
+        return ast.unparse(self.path(index, path)), path_expression(self.sig.params[index], path)
+
+    def path(self, index: int, path: tuple) -> ast.expr:
+        """`m.layers[0].W`; a dict key spelled as a literal (`d["it's"]`), an
+        attribute that is no identifier read with getattr."""
+        expr = ast.Name(self.params[index])
+        for depth, (kind, key) in enumerate(path, 1):
+            if kind != ATTR:
+                expr = ast.Subscript(expr, self._key(key, index, path[:depth]))
+            elif is_attribute_name(key):
+                expr = ast.Attribute(expr, key)
+            else:
+                expr = ast.Call(ast.Name("getattr"), [expr, ast.Constant(key)], [])
+        return expr
+
+    def _key(self, key, index: int, path: tuple) -> ast.expr:
+        """A dict key as a literal the generated code looks the item up with."""
+        where = path_expression(self.sig.params[index], path)
+        if _has_nan(key):
+            raise CodegenError(
+                f"argument `{where}`: its dict key {describe_value(key)} holds a NaN, which is "
+                "unequal to itself, so generated code could never look the item up again",
+                hint="Key the dict with something equal to itself (a string, a number).")
+        try:
+            return self.literal(key)
+        except CodegenError:
+            raise CodegenError(
+                f"argument `{where}`: generated code cannot spell its dict key "
+                f"{describe_value(key)}",
+                hint="Key the dict with strings, numbers, None, or tuples of them.") from None
+
+    def _container_checks(self, node: Container) -> list[tuple[str, str]]:
+        code, label = self._subject(node.index, node.path)
+        head = f"{self.name} was generated for {label}"
         type_name = node.type.__qualname__
-        checks = [(self._type_differs(expr, node.type),
-                   f'f"{head} of type {_escape(type_name)}, got {{type({expr}).__qualname__}}"')]
+        checks = [(self._type_differs(code, node.type),
+                   _message(f"{head} of type {type_name}, got ",
+                            _Field(f"type({code}).__qualname__")))]
         if node.kind == "sequence":
             n = len(node.keys)
-            checks.append((f"len({expr}) != {n}", f'f"{head} with {n} items, got {{len({expr})}}"'))
+            checks.append((f"len({code}) != {n}",
+                           _message(f"{head} with {n} items, got ", _Field(f"len({code})"))))
         elif node.kind == "dict":
-            keys = _escape(ast.unparse(self.literal(list(node.keys))))
-            checks.append((f"list({expr}) != {ast.unparse(self.literal(list(node.keys)))}",
-                           f'f"{head} with the keys {keys} in this order, got {{list({expr})}}"'))
+            keys = ast.unparse(ast.List([self._key(key, node.index, node.path + ((ITEM, key),))
+                                         for key in node.keys]))
+            checks.append((f"list({code}) != {keys}",
+                           _message(f"{head} with the keys {keys} in this order, got ",
+                                    _Field(f"list({code})"))))
         elif node.keys:
             names = ast.unparse(self.literal(node.keys))
-            checks.append((f"not all(hasattr({expr}, name) for name in {names})",
-                           f'f"{head} with the attributes {_escape(names)}, missing: {{'
-                           f'[name for name in {names} if not hasattr({expr}, name)]}}"'))
+            name = "name" if "name" not in self.params else self.fresh("name")
+            checks.append((f"not all(hasattr({code}, {name}) for {name} in {names})",
+                           _message(f"{head} with the attributes {names}, missing: ", _Field(
+                               f"[{name} for {name} in {names} if not hasattr({code}, {name})]"))))
         return checks
 
     def _type_differs(self, expr: str, cls: type) -> str:
@@ -183,49 +286,54 @@ class _Writer:
             return f"type({expr}) is not {path}"
         return f"type({expr}).__qualname__ != {cls.__qualname__!r}"
 
-    def _leaf_checks(self, expr: str, leaf) -> list[tuple[str, str]]:
-        head = f"{self.name} was generated for {expr}"
+    def _leaf_checks(self, index: int, leaf) -> list[tuple[str, str]]:
+        code, label = self._subject(index, leaf.path)
+        head = f"{self.name} was generated for {label}"
         if leaf.kind == STATIC:
-            return [self._static_check(expr, leaf.value, head)]
+            return [self._static_check(code, label, leaf.value, head)]
+        got_type = _Field(f"type({code}).__qualname__")
         if leaf.scalar:
             kind = leaf.describe()
             if leaf.type in (float, np.float64, complex, np.complex128):
                 python_type = "float" if leaf.type in (float, np.float64) else "complex"
-                test = f"not isinstance({expr}, {python_type})"
+                test = f"not isinstance({code}, {python_type})"
             else:
-                test = self._type_differs(expr, leaf.type)
-            return [(test, f'f"{head} of type {kind}, got {{type({expr}).__qualname__}}"')]
-        dtype = np.dtype(leaf.dtype).name
-        return [(self._type_differs(expr, leaf.type),
-                 f'f"{head} of type {leaf.type.__qualname__}, got {{type({expr}).__qualname__}}"'),
-                (f"{expr}.shape != {leaf.shape!r} or {expr}.dtype != np.{dtype}",
-                 f'f"{head} {dtype} {leaf.shape}, got {{{expr}.dtype}} {{{expr}.shape}}"')]
+                test = self._type_differs(code, leaf.type)
+            return [(test, _message(f"{head} of type {kind}, got ", got_type))]
+        return [(self._type_differs(code, leaf.type),
+                 _message(f"{head} of type {leaf.type.__qualname__}, got ", got_type)),
+                (f"{code}.shape != {leaf.shape!r} or {code}.dtype != {self._dtype(leaf.dtype)}",
+                 _message(f"{head} {describe_dtype(leaf.dtype)} {leaf.shape}, got ",
+                          _Field(f"{code}.dtype"), " ", _Field(f"{code}.shape")))]
 
-    def _static_check(self, expr: str, value, head: str) -> tuple[str, str]:
-        """By value where the code can spell it, by identity otherwise."""
+    def _static_check(self, code: str, label: str, value, head: str) -> tuple[str, str]:
+        """By value where the code can spell it, by identity otherwise (and for
+        a value holding a NaN, which no spelling of it equals)."""
         try:
-            spelled = ast.unparse(self.literal(value))
+            spelled = None if _has_nan(value) else ast.unparse(self.literal(value))
         except CodegenError:
-            return self._identity_check(expr, value, head)
+            spelled = None
+        if spelled is None:
+            return self._identity_check(code, label, value, head)
+        got = _Field(code, "r")
         if value is None or isinstance(value, (bool, types.ModuleType)) or callable(value):
-            return (f"{expr} is not {spelled}",
-                    f'f"{head} is {_escape(spelled)}, got {{{expr}!r}}"')
+            return f"{code} is not {spelled}", _message(f"{head} is {spelled}, got ", got)
         if isinstance(value, (int, float, complex, np.number, np.bool_)):
-            test = f"{self._type_differs(expr, type(value))} or {expr} != {spelled}"
+            test = f"{self._type_differs(code, type(value))} or {code} != {spelled}"
         else:
-            test = f"{expr} != {spelled}"
-        return test, f'f"{head} == {_escape(spelled)}, got {{{expr}!r}}"'
+            test = f"{code} != {spelled}"
+        return test, _message(f"{head} == {spelled}, got ", got)
 
-    def _identity_check(self, expr: str, value, head: str) -> tuple[str, str]:
+    def _identity_check(self, code: str, label: str, value, head: str) -> tuple[str, str]:
         """A value with no spelling (a lambda, a local function, an object) is
         compared with the live object, bound by the in-process loader; a saved
         copy of the module has no such object, so saving is refused."""
-        name = self.fresh(re.sub(r"\W+", "_", expr).strip("_") + "_object")
+        name = self.fresh(re.sub(r"\W+", "_", label).strip("_") + "_object")
         description = describe_value(value)
-        self.identities.append(f"{name} = None  # {expr}: {description}")
-        self.live_constants[name] = InProcessOnly(value, f"{expr} is {description}")
-        return (f"{expr} is not {name}",
-                f'f"{head} is {_escape(description)} (that very object), got {{{expr}!r}}"')
+        self.identities.append(f"{name} = None  # {_comment(f'{label}: {description}')}")
+        self.live_constants[name] = InProcessOnly(value, f"{label} is {description}")
+        return (f"{code} is not {name}",
+                _message(f"{head} is {description} (that very object), got ", _Field(code, "r")))
 
     # -- the body -----------------------------------------------------------
 
@@ -246,7 +354,7 @@ class _Writer:
                 continue
             here = self.group(op)
             if op.loc is not None and here != group:
-                lines.append(f"# {op.loc.short}  {op.loc.line.strip()}")
+                lines.append(f"# {_comment(f'{op.loc.short}  {op.loc.line.strip()}')}")
             group = here
             lines += statements
         lines += self.return_statements()
@@ -255,10 +363,10 @@ class _Writer:
     def statements(self, op: Op) -> list[str]:
         if isinstance(op, Input):
             if not op.path:
-                self.names[op] = self.sig.params[op.index]
+                self.names[op] = self.params[op.index]
                 return []
             self.names[op] = self.fresh(path_name(self.sig.params[op.index], op.path))
-            return [f"{self.names[op]} = {self.sig.leaf_expression(op.index, op.path)}"]
+            return [f"{self.names[op]} = {ast.unparse(self.path(op.index, op.path))}"]
         if isinstance(op, Guard):
             return self.guard(op)
         if isinstance(op, Const) and op.hint is not None:  # a global or closure array
@@ -341,7 +449,7 @@ class _Writer:
 
     def fresh(self, base: str) -> str:
         """An unused identifier from `base` (`dd_(1, 'a')` -> `dd_1_a`)."""
-        base = re.sub(r"\W+", "_", base).strip("_") or "v"
+        base = _identifier(base).strip("_") or "v"
         base = base if base.isidentifier() and not keyword.iskeyword(base) else f"v_{base}"
         name, n = base, 1
         while name in self.taken:
@@ -371,7 +479,7 @@ class _Writer:
             pairs = grad.items() if isinstance(grad, dict) else [((), grad)]
             for path, op in pairs:
                 if isinstance(op, Call) and op.hint is None and op not in names:
-                    names[op] = "d" + "_".join([param, *map(str, path)])
+                    names[op] = "d" + path_name(param, tuple((ITEM, key) for key in path))
         return names
 
     def _in_place_buffers(self) -> dict[Op, Op]:
@@ -440,17 +548,36 @@ class _Writer:
         return ast.Call(self.function(fn), [self.literal(a) for a in args], self.keywords(kwargs))
 
     def fstring(self, pieces) -> ast.expr:
-        """The user's f-string, with the recorded values in its fields."""
-        values = []
+        """The user's f-string, with the recorded values in its fields (a
+        static string or number is written into the text). Where a field
+        holds what no f-string can on every supported Python (a backslash,
+        `#`), the same text as `"...{!r:>8}...".format(...)`."""
+        values, fields = [], []
         for piece in pieces:
-            if isinstance(piece, str):
-                values.append(ast.Constant(piece))
+            if isinstance(piece, str) or _plain_static(piece[0]):
+                values.append(ast.Constant(primitives.fstring(piece)))
                 continue
             value, conversion, spec = piece
+            fields.append((self.literal(value), conversion, spec))
             values.append(ast.FormattedValue(
-                self.literal(value), ord(conversion) if conversion else -1,
+                fields[-1][0], ord(conversion) if conversion else -1,
                 ast.JoinedStr([ast.Constant(spec)]) if spec else None))
-        return ast.JoinedStr(values)
+        joined = ast.JoinedStr(values)
+        try:
+            compile(ast.unparse(joined), "<f-string>", "eval")
+            return joined
+        except (SyntaxError, ValueError):
+            pass
+        template, arguments, field = [], [], iter(fields)
+        for value in values:
+            if isinstance(value, ast.Constant):
+                template.append(value.value.replace("{", "{{").replace("}", "}}"))
+                continue
+            expr, conversion, spec = next(field)
+            template.append("{" + (f"!{conversion}" if conversion else "")
+                            + (":{}" if spec else "") + "}")
+            arguments += [expr, ast.Constant(spec)] if spec else [expr]
+        return ast.Call(ast.Attribute(ast.Constant("".join(template)), "format"), arguments, [])
 
     def keywords(self, kwargs: dict) -> list[ast.keyword]:
         return [ast.keyword(key, self.literal(value)) for key, value in kwargs.items()]
@@ -479,9 +606,8 @@ class _Writer:
         that module and following the qualified name gives `fn` itself."""
         owner = getattr(fn, "__self__", None)
         if isinstance(owner, logging.Logger):  # loggers are found by name
-            self.imports.add("import logging")
             name = "" if isinstance(owner, logging.RootLogger) else repr(owner.name)
-            return f"logging.getLogger({name}).{fn.__name__}"
+            return f"{self._import('logging')}.getLogger({name}).{fn.__name__}"
         if owner is not None and not isinstance(owner, type(sys)):
             raise CodegenError(
                 f"generated code cannot refer to the method {getattr(fn, '__name__', fn)}() of "
@@ -495,9 +621,7 @@ class _Writer:
         if not _reachable(fn, module, qualname):
             raise CodegenError(f"generated code cannot refer to {describe_value(fn)}: define it "
                                "at the top level of an importable module")
-        self.imports.add(f"import {module}")
-        self.taken.add(module.split(".")[0])
-        return f"{module}.{qualname}"
+        return f"{self._import(module)}.{qualname}"
 
     def _module(self, module: types.ModuleType) -> ast.expr:
         """`np`, `math`, or another module by the name that imports it."""
@@ -506,16 +630,37 @@ class _Writer:
         name = module.__name__
         if not _reachable(module, name.split(".")[0], ".".join(name.split(".")[1:]) or None):
             raise CodegenError(f"generated code cannot import the module {name}")
-        self.imports.add(f"import {name}")
-        self.taken.add(name.split(".")[0])
-        return ast.parse(name, mode="eval").body
+        return ast.parse(self._import(name), mode="eval").body
+
+    def _import(self, module: str) -> str:
+        """The name code reads `module` by, imported: `import a.b` gives `a.b`;
+        where `a` already names something else (a parameter, a value),
+        `import a.b as a_b`."""
+        if module not in self.modules:
+            root = module.split(".")[0]
+            if root in self.import_roots or root not in self.taken:
+                self.imports.add(f"import {module}")
+                self.import_roots.add(root)
+                self.taken.add(root)
+                self.modules[module] = module
+            else:
+                alias = self.fresh(module.replace(".", "_"))
+                self.imports.add(f"import {module} as {alias}")
+                self.modules[module] = alias
+        return self.modules[module]
 
     def literal(self, value) -> ast.expr:
         """A static value (or a structure holding ops) as an expression."""
         if isinstance(value, Op):
             return self.ref(value)
-        if value is None or value is Ellipsis or isinstance(value, (bool, str, bytes, complex)):
+        if value is None or value is Ellipsis or isinstance(value, bool):
             return ast.Constant(value)
+        if isinstance(value, str):  # a subclass (a str Enum) as the plain string
+            return ast.Constant(str.__str__(value))
+        if isinstance(value, bytes):
+            return ast.Constant(bytes(value))
+        if isinstance(value, (complex, np.complexfloating)):
+            return self._complex(value)
         if isinstance(value, np.bool_):
             return ast.Constant(bool(value))
         if isinstance(value, (int, np.integer)):
@@ -527,32 +672,66 @@ class _Writer:
         if isinstance(value, list):
             return ast.List([self.literal(item) for item in value])
         if isinstance(value, (set, frozenset)):
-            return ast.Set([self.literal(item) for item in sorted(value, key=repr)])
+            items = sorted((self.literal(item) for item in value), key=ast.unparse)
+            if isinstance(value, frozenset):
+                return ast.Call(ast.Name("frozenset"), [ast.Set(items)] if items else [], [])
+            return ast.Set(items) if items else ast.Call(ast.Name("set"), [], [])
         if isinstance(value, dict):
             return ast.Dict([self.literal(key) for key in value],
                             [self.literal(item) for item in value.values()])
-        if isinstance(value, slice):
-            return ast.Call(ast.Name("slice"), [self.literal(p) for p in
-                                                (value.start, value.stop, value.step)], [])
+        if isinstance(value, (slice, range)):
+            return ast.Call(ast.Name(type(value).__name__), [self.literal(p) for p in
+                                                             (value.start, value.stop, value.step)],
+                            [])
         if isinstance(value, np.dtype):
-            return ast.parse(f"np.{value.name}", mode="eval").body
+            return ast.parse(self._dtype(value), mode="eval").body
         if isinstance(value, primitives.StandardStream):
-            self.imports.add("import sys")
-            return ast.parse(repr(value), mode="eval").body
+            return ast.parse(f"{self._import('sys')}.{value.name}", mode="eval").body
         if isinstance(value, type) and issubclass(value, np.generic):
-            return ast.parse(f"np.{value.__name__}", mode="eval").body
+            return ast.parse(_scalar_type(value), mode="eval").body
         if isinstance(value, np.ndarray):
-            call = ast.Call(self.function(np.array), [self.literal(value.tolist())], [])
-            if value.dtype != np.array(value.tolist()).dtype:
-                call.keywords.append(ast.keyword("dtype", self.literal(value.dtype)))
-            return call
+            return self._array(value)
         if callable(value):
             return self.function(value)
         if isinstance(value, types.ModuleType):
             return self._module(value)
         raise CodegenError(f"generated code cannot spell the value {value!r}")
 
+    def _dtype(self, dtype) -> str:
+        """`np.float64` where the scalar type names the dtype exactly, else
+        `np.dtype('>f8')` (byte order, string lengths, units, fields)."""
+        dtype = np.dtype(dtype)
+        try:
+            scalar = _scalar_type(dtype.type)
+            if np.dtype(dtype.type) == dtype:
+                return scalar
+        except CodegenError:
+            pass
+        spelling = dtype.str if dtype.names is None else dtype.descr
+        try:
+            exact = np.dtype(spelling) == dtype
+        except (TypeError, ValueError):
+            exact = False
+        if not exact:
+            raise CodegenError(f"generated code cannot spell the dtype {dtype}")
+        return f"np.dtype({spelling!r})"
+
+    def _array(self, value: np.ndarray) -> ast.expr:
+        """`np.array([...])`, with the dtype where the items do not imply it.
+        Long doubles are written as their decimal strings, which float64
+        would round."""
+        items = value.tolist()
+        if value.dtype.kind == "f" and value.dtype.itemsize > 8:
+            items = np.vectorize(str, otypes=[object])(value).tolist()
+        call = ast.Call(self.function(np.array), [self.literal(items)], [])
+        if value.dtype != np.array(items).dtype:
+            call.keywords.append(ast.keyword("dtype", self.literal(value.dtype)))
+        return call
+
     def _float(self, value) -> ast.expr:
+        """`0.1`, `np.inf`, `-np.inf`, `np.nan`; a NumPy float other than
+        float64 in its type, `np.float32(0.5)`, and from its decimal string
+        where float64 would round it (`np.longdouble('0.1')`)."""
         number = float(value)
         if math.isnan(number):
             text = "np.nan"
@@ -561,10 +740,27 @@ class _Writer:
         else:
             text = repr(number)
         if isinstance(value, np.floating) and not isinstance(value, np.float64):
-            text = f"np.{type(value).__name__}({text})"
+            scalar = _scalar_type(type(value))
+            if not math.isnan(number) and type(value)(number) != value:
+                exact = str(value)
+                if type(value)(exact) != value:
+                    raise CodegenError(f"generated code cannot spell the {scalar} {exact}")
+                text = repr(exact)
+            text = f"{scalar}({text})"
         return ast.parse(text, mode="eval").body
 
-
+    def _complex(self, value) -> ast.expr:
+        """`(1+2j)`; `complex(np.inf, 0.0)` where a part is not finite; a
+        NumPy complex other than complex128 in its type."""
+        number = complex(value)
+        if math.isfinite(number.real) and math.isfinite(number.imag):
+            expr = ast.Constant(number)
+        else:
+            expr = ast.Call(ast.Name("complex"), [self._float(number.real),
+                                                  self._float(number.imag)], [])
+        if isinstance(value, np.complexfloating) and not isinstance(value, np.complex128):
+            expr = ast.Call(ast.parse(_scalar_type(type(value)), mode="eval").body, [expr], [])
+        return expr
 
 
 def _reachable(value, module: str | None, qualname: str) -> bool:
@@ -585,8 +781,118 @@ def _uses_name(text: str, name: str) -> bool:
                for node in ast.walk(ast.parse(text)))
 
 
-def _escape(text: str) -> str:
-    return text.replace("{", "{{").replace("}", "}}").replace('"', '\\"')
+def _module_names(text: str) -> set[str]:
+    """The names a module's top-level statements bind (imports, assignments,
+    functions)."""
+    names = set()
+    for statement in ast.parse(text).body:
+        if isinstance(statement, ast.Import):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in statement.names)
+        elif isinstance(statement, ast.FunctionDef):
+            names.add(statement.name)
+        elif isinstance(statement, ast.Assign):
+            names.update(node.id for target in statement.targets for node in ast.walk(target)
+                         if isinstance(node, ast.Name))
+    return names
+
+
+def _global_reads(text: str, function: str) -> set[str]:
+    """The names the function `function` of a module reads from outside itself."""
+    definition = next(node for node in ast.parse(text).body
+                      if isinstance(node, ast.FunctionDef) and node.name == function)
+    loads, bound = set(), {arg.arg for arg in definition.args.args}
+    for node in ast.walk(definition):
+        if isinstance(node, ast.Name):
+            (loads if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+    return loads - bound
+
+
+def _listed(items: list[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _is_identifier(text: str) -> bool:
+    """Whether `text` is an identifier that Python reads as itself (not
+    folded into another by NFKC normalisation)."""
+    return text.isidentifier() and unicodedata.normalize("NFKC", text) == text
+
+
+def _identifier(text: str) -> str:
+    """`text` with every character an identifier cannot continue with (and
+    each run of non-word characters) replaced by `_`."""
+    text = re.sub(r"\W+", "_", unicodedata.normalize("NFKC", text))
+    return "".join(char if ("_" + char).isidentifier() else "_" for char in text)
+
+
+def _message(*parts) -> str:
+    """Source text of a message made of literal text and `_Field`s: an
+    f-string, or `"...{!r}...".format(...)` where a field's code holds what an
+    f-string field cannot on every supported Python (a backslash, a double
+    quote, `#`)."""
+    fields = [part for part in parts if isinstance(part, _Field)]
+    if not any(char in field.code for field in fields for char in '\\"#'):
+        return 'f"' + "".join(
+            _string_body(part).replace("{", "{{").replace("}", "}}") if isinstance(part, str)
+            else "{" + part.code + (f"!{part.conversion}" if part.conversion else "") + "}"
+            for part in parts) + '"'
+    template = "".join(part.replace("{", "{{").replace("}", "}}") if isinstance(part, str)
+                       else "{!r}" if part.conversion == "r" else "{}" for part in parts)
+    return f"{_quoted(template)}.format({', '.join(field.code for field in fields)})"
+
+
+def _string_body(text: str) -> str:
+    """`text` as written between double quotes: backslashes, double quotes
+    and unprintable characters escaped."""
+    return "".join(char if char.isprintable() and char not in '\\"'
+                   else "\\" + char if char in '\\"' else repr(char)[1:-1] for char in text)
+
+
+def _quoted(text: str) -> str:
+    return f'"{_string_body(text)}"'
+
+
+def _docstring_body(text: str) -> str:
+    """`text` as written inside a triple-quoted docstring: backslashes and
+    unprintable characters escaped, no run of three quotes."""
+    body = "".join("\\\\" if char == "\\" else char if char.isprintable() or char == "\n"
+                   else repr(char)[1:-1] for char in text)
+    return body.replace('"""', '""\\"')
+
+
+def _comment(text: str) -> str:
+    """`text` as the rest of a `#` comment: a line break in it would end the
+    comment, so unprintable characters are escaped."""
+    return "".join(char if char.isprintable() or char == "\t" else repr(char)[1:-1]
+                   for char in text)
+
+
+def _has_nan(value) -> bool:
+    """Whether a static value holds a NaN, which no spelling of it equals."""
+    if isinstance(value, (float, np.floating)):
+        return math.isnan(value)
+    if isinstance(value, (complex, np.complexfloating)):
+        return math.isnan(value.real) or math.isnan(value.imag)
+    if isinstance(value, (tuple, list, set, frozenset)):
+        return any(_has_nan(item) for item in value)
+    if isinstance(value, dict):
+        return any(_has_nan(key) or _has_nan(item) for key, item in value.items())
+    return False
+
+
+def _plain_static(value) -> bool:
+    """A static value an f-string field shows the same way at every call."""
+    return value is None or type(value) in (str, int, float, bool)
+
+
+def _scalar_type(cls: type) -> str:
+    """`np.float32`: how generated code names a NumPy scalar type."""
+    with warnings.catch_warnings():  # np.bytes and friends warn when looked up
+        warnings.simplefilter("ignore")
+        found = getattr(np, cls.__name__, None)
+    if found is not cls:
+        raise CodegenError(f"generated code cannot name the NumPy type {cls.__qualname__}")
+    return f"np.{cls.__name__}"
 
 
 def _negated(test: ast.expr) -> ast.expr:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .structs import is_array
+from .structs import describe_dtype, is_array
 
 MISSING = object()  # what a global read that fell through to builtins saw
 _VALUE_TYPES = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis),
@@ -144,7 +144,7 @@ def first_stale(dependencies) -> Dependency | None:
 def describe(value) -> str:
     """A value for the docstring: deterministic, never a memory address."""
     if is_array(value):
-        return f"{np.dtype(value.dtype).name} array {value.shape}"
+        return f"{describe_dtype(value.dtype)} array {value.shape}"
     if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type,
                           types.ModuleType)):
         module = getattr(value, "__module__", None)

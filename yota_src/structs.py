@@ -14,9 +14,11 @@ from __future__ import annotations
 import copy
 import dataclasses
 import enum
+import keyword
 import os
 import re
 import types
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -168,18 +170,43 @@ def user_path(path: tuple) -> tuple:
 
 
 def path_expression(base: str, path: tuple) -> str:
-    """Python text reaching the leaf: `m.layers[0].W`."""
+    """The leaf's path as text for messages and docstrings: `m.layers[0].W`
+    (codegen spells paths as code itself, keys as literals)."""
     text = base
     for kind, key in path:
-        text += f".{key}" if kind == ATTR else f"[{key!r}]"
+        if kind == ITEM:
+            text += f"[{describe_value(key)}]"
+        elif is_attribute_name(key):
+            text += f".{key}"
+        else:
+            text = f"getattr({text}, {key!r})"
     return text
 
 
+def is_attribute_name(name) -> bool:
+    """Whether `obj.name` reads the attribute `name`: an identifier, no
+    keyword, unchanged by the NFKC normalisation Python applies to names."""
+    return (isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)
+            and unicodedata.normalize("NFKC", name) == name)
+
+
+def describe_dtype(dtype) -> str:
+    """`float64`; the exact string where the name would hide something
+    (`>f8` for a big-endian array, `<U5` for strings)."""
+    dtype = np.dtype(dtype)
+    try:
+        if np.dtype(dtype.name) == dtype and dtype.isnative:
+            return dtype.name
+    except TypeError:
+        pass
+    return str(dtype)
+
+
 def path_name(base: str, path: tuple) -> str:
-    """An identifier for the leaf: `m_layers_0_W`."""
-    parts = [base] + [str(key) for _, key in path]
-    name = "_".join(parts)
-    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    """A name for the leaf: `m_layers_0_W`, `d_C_data` for `d['C:\\data']`
+    (each run of other characters one `_`; codegen makes it an identifier)."""
+    parts = [base] + [key if isinstance(key, str) else describe_value(key) for _, key in path]
+    return re.sub(r"\W+", "_", "_".join(parts)).strip("_") or base
 
 
 # --- what a tape is specialised to ---------------------------------------
@@ -202,7 +229,7 @@ class Leaf:
             return f"{'is' if by_identity else '=='} {describe_value(value)}"
         if self.scalar:
             return "float" if self.type in (float, np.float64) else self.type.__name__
-        return f"{np.dtype(self.dtype).name} {self.shape}"
+        return f"{describe_dtype(self.dtype)} {self.shape}"
 
 
 def describe_leaf(path: tuple, value) -> Leaf:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .errors import ControlFlowChanged, Location, SignatureMismatch
+from .structs import describe_dtype
 
 
 class Op:
@@ -38,7 +39,7 @@ class Op:
     def describe_type(self) -> str:
         if self.shape is None:
             return "tuple"
-        return f"{np.dtype(self.dtype).name} {self.shape}"
+        return f"{describe_dtype(self.dtype)} {self.shape}"
 
 
 class Input(Op):
@@ -267,7 +268,7 @@ class Tape:
         from . import codegen, loader
 
         source, constants = codegen.generate(self.forward(), kind="forward")
-        function = loader.load(source, self.signature.function_name, constants)
+        function = loader.load(source, codegen.function_name(self, "forward"), constants)
         if not self.dependencies:
             return function
 
