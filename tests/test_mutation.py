@@ -88,3 +88,18 @@ def test_changing_an_object_an_argument_holds_raises_and_changes_nothing(fn, mak
         ys.grad(fn, *args)
     after = repr(args[0].__dict__ if isinstance(args[0], m.Model) else args[0])
     assert before == after
+
+
+def copies_then_changes(x):
+    import copy
+    params = {"w": x * 1.0, "b": [x[0]]}
+    saved = copy.deepcopy(params)
+    params["w"] += 1.0
+    shallow = copy.copy(params["w"])
+    params["w"] *= 3.0
+    return np.sum(saved["w"] * 2.0) + saved["b"][0] + np.sum(shallow) + np.sum(params["w"])
+
+
+def test_copies_are_independent_of_what_they_copy(x):
+    assert np.isclose(ys.grad(copies_then_changes, x[0])[0], copies_then_changes(x[0]))
+    ys.check_grad(copies_then_changes, x[0])

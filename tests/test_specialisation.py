@@ -586,3 +586,41 @@ def test_an_edit_that_only_flips_the_sign_of_a_zero_is_refused(tmp_path):
     path.write_text(path.read_text().replace("0.0", "-0.0"))
     with pytest.raises(ys.errors.SourceUnavailableError, match="changed after it was imported"):
         ys.grad(module.loss, -np.ones(3))
+
+
+def scaled_by_environment(x):
+    import os
+    return np.sum(x) * float(os.environ["YOTA_SRC_TEST_SCALE"])
+
+
+def test_an_environment_variable_read_is_a_dependency(monkeypatch):
+    x = np.array([0.5, -1.0, 2.0])
+    monkeypatch.setenv("YOTA_SRC_TEST_SCALE", "2")
+    assert_right(scaled_by_environment, x)
+    monkeypatch.setenv("YOTA_SRC_TEST_SCALE", "5")
+    assert_right(scaled_by_environment, x)
+
+
+COUNTER = __import__("itertools").count(1)
+ITEMS = iter([1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("f", [lambda x: np.sum(x) * next(COUNTER),
+                               lambda x: np.sum(x) * next(ITEMS)], ids=["count", "iterator"])
+def test_advancing_an_outside_iterator_is_refused(f):
+    with pytest.raises(MutationError, match="defined outside the function"):
+        ys.grad(f, np.ones(2))
+
+
+def test_python_random_draws_are_drawn_at_every_call():
+    import random
+
+    def f(x):
+        return np.sum(x) * random.random() + random.gauss(0.0, 1.0)
+
+    x = np.array([1.0, 2.0])
+    random.seed(1)
+    native = [f(x) for _ in range(3)]
+    random.seed(1)
+    assert [ys.grad(f, x)[0] for _ in range(3)] == native
+    assert "import random" in ys.simplegrad(f, x).source

@@ -219,3 +219,13 @@ def test_objects_passed_in_keep_their_identity(f, static):
     value, g = ys.grad(f, x, static)
     assert value == f(x, static)
     ys.check_grad(f, x, static)
+
+
+def test_an_enum_argument_is_guarded_by_name_and_the_module_can_be_saved(tmp_path):
+    x = np.array([0.5, 1.5])
+    df = ys.simplegrad(by_mode_identity, x, Mode.TRAIN)
+    df.save(tmp_path / "grad_mode.py")
+    assert "import test_structs" not in df.source
+    assert df(x, Mode.TRAIN)[0] == by_mode_identity(x, Mode.TRAIN)
+    with pytest.raises(ys.errors.SignatureMismatch, match="mode is Mode.TRAIN"):
+        df(x, Mode.EVAL)

@@ -7,6 +7,7 @@ traced value are listed, so none ever sees a `Traced` object.
 
 from __future__ import annotations
 
+import copy
 import functools
 import itertools
 import operator
@@ -172,7 +173,8 @@ def _refused(fn):
 
 _BUILTINS.update({fn: _refused(fn) for fn in (exec, eval, compile, globals, locals, vars)})
 _BUILTINS.update({fn: _native(fn) for fn in (
-    max, min, any, all, functools.reduce, *(getattr(itertools, name) for name in (
+    max, min, any, all, functools.reduce, copy.copy, copy.deepcopy,
+    *(getattr(itertools, name) for name in (
         "accumulate", "chain", "combinations", "combinations_with_replacement", "compress",
         "count", "cycle", "dropwhile", "filterfalse", "groupby", "islice", "permutations",
         "product", "repeat", "starmap", "takewhile", "tee", "zip_longest")),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import enum
 import keyword
 import logging
 import math
@@ -308,7 +309,14 @@ class _Writer:
 
     def _static_check(self, code: str, label: str, value, head: str) -> tuple[str, str]:
         """By value where the code can spell it, by identity otherwise (and for
-        a value holding a NaN, which no spelling of it equals)."""
+        a value holding a NaN, which no spelling of it equals). An enum member
+        is known by its class's qualified name and its own, as classes are, so
+        the module imports nothing of the user's."""
+        if isinstance(value, enum.Enum) and not isinstance(value, (int, str)):
+            member = f"{type(value).__qualname__}.{value.name}"
+            test = (f"type({code}).__qualname__ != {type(value).__qualname__!r} "
+                    f"or {code}.name != {value.name!r}")
+            return test, _message(f"{head} is {member}, got ", _Field(code, "r"))
         try:
             spelled = None if _has_nan(value) else ast.unparse(self.literal(value))
         except CodegenError:
@@ -609,6 +617,9 @@ class _Writer:
             name = "" if isinstance(owner, logging.RootLogger) else repr(owner.name)
             return f"{self._import('logging')}.getLogger({name}).{fn.__name__}"
         if owner is not None and not isinstance(owner, type(sys)):
+            home = sys.modules.get(type(owner).__module__)  # random.random: random._inst's
+            if home is not None and getattr(home, fn.__name__, None) is fn:
+                return f"{self._import(home.__name__)}.{fn.__name__}"
             raise CodegenError(
                 f"generated code cannot refer to the method {getattr(fn, '__name__', fn)}() of "
                 f"a {type(owner).__name__} object: it has no name a module can import. Call a "

@@ -100,6 +100,14 @@ class Traced:
         except UnsupportedSyntaxError:  # not an attribute of the value: hasattr() says no
             raise AttributeError(name) from None
 
+    def __copy__(self):
+        """copy.copy / copy.deepcopy of an array is a new array: a copy op, so
+        changing one in place leaves the other as it was."""
+        return self._unroller().primitive(np.copy, (self,), {})
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
+
     # -- containers ------------------------------------------------------------
 
     def __len__(self) -> int:

@@ -176,10 +176,12 @@ ARRAY_METHODS["flatten"] = np.ravel
 def inlinable(fn) -> bool:
     """A Python function of the user's (or a template helper): its source is unrolled."""
     fn = unwrap(fn)
-    if not isinstance(fn, types.FunctionType):
-        return False
-    package = (getattr(fn, "__module__", None) or "").split(".")[0]
-    return package not in OPAQUE_PACKAGES
+    if not isinstance(fn, types.FunctionType) or fn.__code__.co_filename.startswith("<frozen"):
+        return False  # a frozen module's (os.environ's methods) has no source: run natively
+    module = getattr(fn, "__module__", None) or ""
+    if module.split(".")[0] == "yota_src":  # its own code runs natively, but for templates
+        return module.startswith("yota_src.templates")
+    return module.split(".")[0] not in OPAQUE_PACKAGES
 
 
 def _watched(value) -> bool:
@@ -241,6 +243,7 @@ class Unroller:
         self.dependencies: dict = {}  # what the trace read from outside the arguments
         self.watched: dict[int, object] = {}  # objects from outside, by id: attribute reads count
         self.held: dict[int, object] = {}  # objects the arguments hold, by id: never written
+        self.outside: dict[int, object] = {}  # every object read from outside, by id: never written
         self.outside_names: dict[int, str] = {}  # the names outside containers were read by
         self.lifted: dict[int, Traced] = {}  # arrays from outside, by id
         self.random_states: dict = {}  # generators drawn from: (generator, state before)
@@ -333,7 +336,7 @@ class Unroller:
                 hint="The generated code would not repeat the change: return the new value "
                      "(e.g. as an auxiliary output) and update the object outside the "
                      "differentiated function.")
-        if id(obj) in self.watched or _outside_by_nature(obj):
+        if id(obj) in self.watched or id(obj) in self.outside or _outside_by_nature(obj):
             raise self.outside_write(node, frame)
 
     def hold(self, structure) -> None:
@@ -362,6 +365,9 @@ class Unroller:
         arrays become live constants on the tape."""
         if is_array(value):
             return self.lift(value, name)
+        if not isinstance(value, (bool, int, float, complex, str, bytes, np.generic,
+                                  type(None))):
+            self.outside[id(value)] = value  # never changed by the trace (`next(counter)`)
         if isinstance(value, types.MethodType):  # what the method reads of its object counts
             self.outside_value(value.__self__, name)
         elif _watched(value):
