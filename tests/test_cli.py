@@ -267,3 +267,82 @@ def test_gen_refuses_a_module_that_compares_an_argument_with_a_live_object(tmp_p
     result = run("gen", f"{model}:loss", "--args", f"{model}:example", "-o", str(out))
     assert_one_error_line(result, "model.py:6:", "cannot be saved")
     assert out.read_text() == "# precious\n"
+
+
+EXITS = {  # text of model.py, the line that exits, what yota-src was doing
+    "sys.exit(0) on import": ("""
+        import sys
+        import numpy as np
+        sys.exit(0)
+        def loss(x):
+            return np.sum(x)
+        def example():
+            return (np.ones(3),)
+    """, 4, "importing"),
+    "exit() in the args callable": ("""
+        import numpy as np
+        def loss(x):
+            return np.sum(x)
+        def example():
+            exit()
+    """, 6, "calling"),
+    "raise SystemExit in a helper of the args callable": ("""
+        import numpy as np
+        def loss(x):
+            return np.sum(x)
+        def parse_options():
+            raise SystemExit("usage: train.py --size N")
+        def example():
+            return (np.ones(parse_options()),)
+    """, 6, "calling"),
+    "sys.exit(0) in the function": ("""
+        import sys
+        import numpy as np
+        def loss(x):
+            if x.shape[0] == 3:
+                sys.exit(0)
+            return np.sum(x)
+        def example():
+            return (np.ones(3),)
+    """, 6, "differentiating"),
+    "sys.exit(1) in a helper the function calls": ("""
+        import sys
+        import numpy as np
+        def check(x):
+            sys.exit(1)
+        def loss(x):
+            check(x)
+            return np.sum(x)
+        def example():
+            return (np.ones(3),)
+    """, 5, "differentiating"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EXITS))
+def test_user_code_that_exits_fails_check_at_its_line(case, tmp_path):
+    text, line, doing = EXITS[case]
+    model = write(tmp_path / "model.py", text)
+    out = write(tmp_path / "grad_loss.py", "# precious\n")
+    result = run("gen", f"{model}:loss", "--args", f"{model}:example", "-o", str(out), "--check")
+    assert_one_error_line(result, f"model.py:{line}:", "SystemExit", doing)
+    assert out.read_text() == "# precious\n"
+
+
+@pytest.mark.parametrize("command", ["gen", "trace"])
+def test_function_that_exits_is_an_error_at_its_line(command, tmp_path):
+    model = write(tmp_path / "model.py", EXITS["sys.exit(0) in the function"][0])
+    result = run(command, f"{model}:loss", "--args", f"{model}:example")
+    assert_one_error_line(result, "model.py:6:", "SystemExit(0)", "must return")
+    assert result.stdout == ""
+
+
+def test_base_exception_raised_on_import_is_one_line_at_its_line(tmp_path):
+    model = write(tmp_path / "model.py", """
+        import numpy as np
+        class Stop(BaseException):
+            pass
+        raise Stop("not today")
+    """)
+    result = run("gen", f"{model}:loss", "--args", f"{model}:example")
+    assert_one_error_line(result, "model.py:5:", "Stop: not today")

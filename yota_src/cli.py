@@ -1,12 +1,15 @@
 """`yota-src gen` and `yota-src trace`.
 
 Bad input ends with one line on stderr and a non-zero exit, never a
-traceback, and never touches an existing output file.
+traceback, and never touches an existing output file. The user's code runs
+here (the files are imported, the --args callable called, the function
+unrolled), so whatever it does there, exiting included, is bad input too.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import os
 import sys
@@ -21,6 +24,25 @@ from .errors import YotaError
 
 class UsageError(Exception):
     """Bad command-line input, reported as one line."""
+
+
+class UserExit(Exception):
+    """The user's code exited (`sys.exit()`, `exit()`, `raise SystemExit`)
+    while yota-src ran it: a failure of the input, not the end of the run."""
+
+    def __init__(self, exit: SystemExit, doing: str, path: str, hint: str):
+        super().__init__(f"exited with SystemExit({exit.code!r}) while yota-src was {doing}")
+        self.exit, self.doing, self.path, self.hint = exit, doing, path, hint
+
+
+@contextlib.contextmanager
+def _user_code(doing: str, path: str, hint: str):
+    """The user's code runs in this block: an exit from it is reported at its
+    line (or else as `path`), with `hint` saying what to do instead."""
+    try:
+        yield
+    except SystemExit as exit:
+        raise UserExit(exit, doing, path, hint) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -42,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("yota-src: interrupted", file=sys.stderr)
         return 130
-    except Exception as error:  # any failure of the user's input: one line, no traceback
+    except BaseException as error:  # any failure of the user's input: one line, no traceback
         print(f"yota-src: error: {_one_line(error)}", file=sys.stderr)
         return 2
 
@@ -51,19 +73,19 @@ def _run(options) -> int:
     output = getattr(options, "output", None)
     if output:
         _refuse_overwriting_inputs(output, options.target, options.args)
-    fn = _load_object(options.target)
-    args = _load_object(options.args)
-    args = args() if callable(args) else args
-    if not isinstance(args, tuple):
-        raise UsageError(f"{options.args} must be a tuple of arguments or return one, "
-                         f"not {type(args).__name__}")
+    if options.command == "gen" and options.check and not output:
+        raise UsageError("--check needs -o OUT.py, the file to compare")
+    fn, args = _load_inputs(options.target, options.args)
+    target_path = options.target.rpartition(":")[0]
+    with _user_code(f"differentiating {options.target}", target_path,
+                    "the function must return its value, not exit"):
+        if options.command == "trace":
+            _, tape = api.trace(fn, *args)
+        else:
+            gradient = api.simplegrad(fn, *args)
     if options.command == "trace":
-        _, tape = api.trace(fn, *args)
         print(tape)
         return 0
-    if options.check and not output:
-        raise UsageError("--check needs -o OUT.py, the file to compare")
-    gradient = api.simplegrad(fn, *args)
     loader.require_saveable(gradient._function)  # the module is meant to be saved
     source = gradient.source
     if options.check:
@@ -83,6 +105,24 @@ def _run(options) -> int:
     else:
         sys.stdout.write(source)
     return 0
+
+
+def _load_inputs(target: str, example: str) -> tuple:
+    """The function and its example arguments, from the user's files."""
+    importing = "put the script's own work under `if __name__ == \"__main__\":`"
+    target_path, example_path = target.rpartition(":")[0], example.rpartition(":")[0]
+    with _user_code(f"importing {target_path}", target_path, importing):
+        fn = _load_object(target)
+    with _user_code(f"importing {example_path}", example_path, importing):
+        args = _load_object(example)
+    if callable(args):
+        with _user_code(f"calling {example}", example_path,
+                        "the --args callable must return the example arguments, not exit"):
+            args = args()
+    if not isinstance(args, tuple):
+        raise UsageError(f"{example} must be a tuple of arguments or return one, "
+                         f"not {type(args).__name__}")
+    return fn, args
 
 
 def _refuse_overwriting_inputs(output: str, *specs: str) -> None:
@@ -175,6 +215,9 @@ def _one_line(error: BaseException) -> str:
     """The error as one line, led by the user's file:line where there is one."""
     if isinstance(error, UsageError):
         return _first_line(error)
+    if isinstance(error, UserExit):
+        where = _user_location(error.exit) or error.path
+        return f"{where}: {error}: {error.hint}"
     if isinstance(error, YotaError):
         first = _first_line(error)
         return f"{first} ({error.hint})" if error.hint else first

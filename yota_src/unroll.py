@@ -909,7 +909,7 @@ class Unroller:
             handler(stmt, frame)
         except (_Return, _Break, _Continue):
             raise
-        except Exception as error:  # remember the innermost user line, for the traceback
+        except (Exception, SystemExit) as error:  # the innermost user line, for messages
             if getattr(error, "yota_location", None) is None and self.user_code:
                 error.yota_location = self.loc
             raise
