@@ -346,3 +346,42 @@ def test_base_exception_raised_on_import_is_one_line_at_its_line(tmp_path):
     """)
     result = run("gen", f"{model}:loss", "--args", f"{model}:example")
     assert_one_error_line(result, "model.py:5:", "Stop: not today")
+
+
+NOISY = {
+    "print on import": ("print('loading model')", "", "loading model"),
+    "print in the args callable": ("", "print('making examples')", "making examples"),
+    "sys.stdout.write in the args callable": ("", "sys.stdout.write('step 1\\n')", "step 1"),
+    "a subprocess writing to the stdout descriptor": (
+        "subprocess.run(['{python}', '-c', 'print(42)'])", "", "42"),
+    "an atexit handler that prints": ("atexit.register(print, 'goodbye')", "", "goodbye"),
+}
+
+
+def noisy_model(directory, on_import, in_args):
+    directory.mkdir()
+    return write(directory / "model.py", f"""
+        import atexit, subprocess, sys
+        import numpy as np
+        {on_import}
+        def loss(x):
+            return np.sum(x * x)
+        def example():
+            {in_args}
+            return (np.ones(3),)
+    """)
+
+
+@pytest.mark.parametrize("case, command", [(case, "gen") for case in sorted(NOISY)]
+                         + [("print on import", "trace")])
+def test_output_of_user_code_goes_to_stderr_and_stdout_is_only_the_result(case, command,
+                                                                          tmp_path):
+    on_import, in_args, printed = NOISY[case]
+    model = noisy_model(tmp_path / "noisy", on_import.format(python=sys.executable),
+                        in_args or "pass")
+    quiet = noisy_model(tmp_path / "quiet", "pass", "pass")
+    result = run(command, f"{model}:loss", "--args", f"{model}:example")
+    expected = run(command, f"{quiet}:loss", "--args", f"{quiet}:example")
+    assert result.returncode == 0, result.stderr
+    assert printed in result.stderr
+    assert result.stdout == expected.stdout

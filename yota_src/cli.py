@@ -60,7 +60,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     trace.add_argument("--args", required=True, metavar="FILE.py:NAME")
     options = parser.parse_args(argv)
     try:
-        return _run(options)
+        restore_stdout = _stdout_to_stderr()
+        try:
+            status, text = _run(options)
+        finally:
+            restore_stdout()
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        if argv is None:  # the program: what atexit handlers print goes to stderr too
+            _stdout_to_stderr()
+        return status
     except KeyboardInterrupt:
         print("yota-src: interrupted", file=sys.stderr)
         return 130
@@ -69,7 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-def _run(options) -> int:
+def _run(options) -> tuple[int, str]:
+    """(exit status, what to print on stdout)."""
     output = getattr(options, "output", None)
     if output:
         _refuse_overwriting_inputs(output, options.target, options.args)
@@ -84,8 +94,7 @@ def _run(options) -> int:
         else:
             gradient = api.simplegrad(fn, *args)
     if options.command == "trace":
-        print(tape)
-        return 0
+        return 0, f"{tape}\n"
     loader.require_saveable(gradient._function)  # the module is meant to be saved
     source = gradient.source
     if options.check:
@@ -98,13 +107,41 @@ def _run(options) -> int:
             print(f"yota-src: {output} is stale: regenerate it with "
                   f"`yota-src gen {options.target} --args {options.args} -o {output}`",
                   file=sys.stderr)
-            return 1
-        return 0
+            return 1, ""
+        return 0, ""
     if output:
         loader.write_atomic(output, source)
-    else:
-        sys.stdout.write(source)
-    return 0
+        return 0, ""
+    return 0, source
+
+
+def _stdout_to_stderr():
+    """Send what is written to stdout to stderr, until the function this
+    returns is called: stdout carries only the module (or the tape), and what
+    the user's code prints while yota-src runs it (on import, in the --args
+    callable) shows on stderr, where someone debugging it looks. Both Python's
+    sys.stdout and the file descriptor under it (C code, subprocesses) move."""
+    saved_stream = sys.stdout
+    saved_fd = None
+    if sys.stdout is not None and sys.stderr is not None:
+        sys.stdout.flush()
+        try:
+            stdout_fd, stderr_fd = sys.stdout.fileno(), sys.stderr.fileno()
+        except (AttributeError, OSError, ValueError):  # no file under it (captured)
+            pass
+        else:
+            saved_fd = os.dup(stdout_fd)
+            os.dup2(stderr_fd, stdout_fd)
+        sys.stdout = sys.stderr
+
+    def restore() -> None:
+        if sys.stderr is not None:
+            sys.stderr.flush()
+        if saved_fd is not None:
+            os.dup2(saved_fd, stdout_fd)
+            os.close(saved_fd)
+        sys.stdout = saved_stream
+    return restore
 
 
 def _load_inputs(target: str, example: str) -> tuple:
