@@ -1,6 +1,8 @@
 """`yota-src gen` and `yota-src trace`, run as a user runs them."""
 
+import importlib.metadata
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -9,9 +11,11 @@ import textwrap
 import pytest
 from conftest import EXAMPLES
 
+import yota_src
+
 
 def run(*args, cwd=None, env=None):
-    return subprocess.run([sys.executable, "-m", "yota_src.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "yota_src", *args], capture_output=True,
                           text=True, cwd=cwd, timeout=300,
                           env=None if env is None else {**os.environ, **env})
 
@@ -385,3 +389,36 @@ def test_output_of_user_code_goes_to_stderr_and_stdout_is_only_the_result(case, 
     assert result.returncode == 0, result.stderr
     assert printed in result.stderr
     assert result.stdout == expected.stdout
+
+
+@pytest.mark.parametrize("program", ["python -m yota_src", "python -m yota_src.cli", "yota-src"])
+def test_version_is_printed_by_every_way_of_running_the_command(program):
+    if program == "yota-src":
+        script = shutil.which("yota-src", path=os.path.dirname(sys.executable))
+        if script is None:
+            pytest.skip("yota-src is not installed beside this interpreter")
+        command = [script]
+    else:
+        command = [sys.executable, "-m", program.split()[-1]]
+    result = subprocess.run([*command, "--version"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"yota-src {yota_src.__version__}\n"
+
+
+def test_version_is_the_installed_distributions():
+    try:
+        installed = importlib.metadata.version("yota-src")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("yota-src is not installed")
+    assert yota_src.__version__ == installed
+
+
+def test_python_m_yota_src_generates_like_the_yota_src_command(tmp_path):
+    script = shutil.which("yota-src", path=os.path.dirname(sys.executable))
+    if script is None:
+        pytest.skip("yota-src is not installed beside this interpreter")
+    model = write(tmp_path / "model.py", SQUARES)
+    command = ("gen", f"{model}:loss", "--args", f"{model}:example")
+    installed = subprocess.run([script, *command], capture_output=True, text=True, timeout=300)
+    assert installed.returncode == 0, installed.stderr
+    assert run(*command).stdout == installed.stdout

@@ -18,7 +18,7 @@ import traceback
 import types
 from collections.abc import Sequence
 
-from . import api, loader
+from . import __version__, api, loader
 from .errors import YotaError
 
 
@@ -47,6 +47,7 @@ def _user_code(doing: str, path: str, hint: str):
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="yota-src", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"yota-src {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     gen = commands.add_parser("gen", help="write the gradient module of FILE.py:FUNC")
     gen.add_argument("target", metavar="FILE.py:FUNC")
