@@ -15,9 +15,11 @@ import yota_src
 
 
 def run(*args, cwd=None, env=None):
+    """`python -m yota_src ARGS`; `env` adds to the environment (None removes)."""
+    environment = {name: value for name, value in {**os.environ, **(env or {})}.items()
+                   if value is not None}
     return subprocess.run([sys.executable, "-m", "yota_src", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=300,
-                          env=None if env is None else {**os.environ, **env})
+                          text=True, cwd=cwd, timeout=300, env=environment)
 
 
 def affine(*extra):
@@ -257,6 +259,60 @@ def test_gen_is_byte_identical_under_any_hash_seed_and_check_passes(tmp_path):
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
     assert run(*command, "--check", env={"PYTHONHASHSEED": "3"}).returncode == 0
+
+
+HASH_ORDERED = {  # functions whose unrolled code follows the iteration order of a set of str
+    "a loop over a set of names": """
+        import numpy as np
+        def loss(x, names):
+            total = 0.0
+            for name in names:
+                print(name)
+                total = total * 2.0 + np.sum(x) * len(name)
+            return total
+        def example():
+            return (np.ones(3), {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta"})
+    """,
+    "a dict from a set, and hash buckets": """
+        import numpy as np
+        NAMES = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta"}
+        def loss(x):
+            scale = {name: i + 1.0 for i, name in enumerate(NAMES)}
+            bucket = hash("alpha") % 3
+            return np.sum(x[bucket:]) * scale["alpha"] + np.sum(x) * scale["zeta"]
+        def example():
+            return (np.ones(3),)
+    """,
+}
+
+
+@pytest.mark.parametrize("case", sorted(HASH_ORDERED))
+def test_gen_of_code_iterating_a_set_of_strings_is_the_same_under_any_hash_seed(case, tmp_path):
+    model = write(tmp_path / "model.py", HASH_ORDERED[case])
+    command = ("gen", f"{model}:loss", "--args", f"{model}:example")
+    outputs = {seed: run(*command, env={"PYTHONHASHSEED": seed})
+               for seed in ("0", "1", "2", "3", "4", None)}
+    assert all(result.returncode == 0 for result in outputs.values())
+    assert len({result.stdout for result in outputs.values()}) == 1
+    out = write(tmp_path / "grad_loss.py", outputs["1"].stdout)
+    check = run(*command, "-o", str(out), "--check", env={"PYTHONHASHSEED": "5"})
+    assert check.returncode == 0, check.stderr
+
+
+def test_the_restarted_command_imports_the_same_yota_src_whatever_the_directory_holds(tmp_path):
+    script = shutil.which("yota-src", path=os.path.dirname(sys.executable))
+    if script is None:
+        pytest.skip("yota-src is not installed beside this interpreter")
+    decoy = tmp_path / "yota_src"
+    decoy.mkdir()
+    (decoy / "__init__.py").write_text("raise ImportError('the decoy was imported')\n")
+    (decoy / "cli.py").write_text("")
+    write(tmp_path / "model.py", SQUARES)
+    result = subprocess.run([script, "gen", "model.py:loss", "--args", "model.py:example"],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                            env={**os.environ, "PYTHONHASHSEED": "7"})
+    assert result.returncode == 0, result.stderr
+    assert "def grad_loss(x):" in result.stdout
 
 
 def test_gen_refuses_a_module_that_compares_an_argument_with_a_live_object(tmp_path):

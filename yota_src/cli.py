@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import importlib.util
 import os
+import subprocess
 import sys
 import sysconfig
 import traceback
@@ -60,6 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     trace.add_argument("target", metavar="FILE.py:FUNC")
     trace.add_argument("--args", required=True, metavar="FILE.py:NAME")
     options = parser.parse_args(argv)
+    if argv is None:  # the program, not a call from Python
+        _run_under_fixed_hash_seed()
     try:
         restore_stdout = _stdout_to_stderr()
         try:
@@ -77,6 +80,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BaseException as error:  # any failure of the user's input: one line, no traceback
         print(f"yota-src: error: {_one_line(error)}", file=sys.stderr)
         return 2
+
+
+HASH_SEED = "0"
+
+
+def _run_under_fixed_hash_seed() -> None:
+    """Start the command again under PYTHONHASHSEED=0 unless it runs so already.
+
+    Generated code follows the order in which the function iterated sets (and
+    anything else ordered by string hashes), and hash randomization changes
+    that order from run to run; two runs must write the same bytes. The new
+    process gets this one's sys.path, so it imports the same yota-src and the
+    same user modules whatever the working directory holds.
+    """
+    if not sys.flags.hash_randomization or not sys.executable:
+        return
+    if os.environ.get("PYTHONHASHSEED") == HASH_SEED:
+        return  # the interpreter ignores the environment (-E, -I): nothing to gain
+    flags = ["-O"] * sys.flags.optimize + [f"-W{option}" for option in sys.warnoptions] + [
+        f"-X{name}" if value is True else f"-X{name}={value}"
+        for name, value in sys._xoptions.items()]
+    code = f"import sys; sys.path[:] = {sys.path!r}; from yota_src.cli import main; " \
+           "sys.exit(main())"
+    command = [sys.executable, *flags, "-c", code, *sys.argv[1:]]
+    environment = {**os.environ, "PYTHONHASHSEED": HASH_SEED}
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name == "posix":
+        os.execve(sys.executable, command, environment)
+    sys.exit(subprocess.call(command, env=environment))
 
 
 def _run(options) -> tuple[int, str]:
