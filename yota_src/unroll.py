@@ -1055,12 +1055,18 @@ class Unroller:
             if alias.asname:
                 for part in alias.name.split(".")[1:]:
                     module = getattr(module, part)
-            frame.locals[alias.asname or alias.name.split(".")[0]] = module
+            name = alias.asname or alias.name.split(".")[0]
+            frame.locals[name] = self.outside_value(module, name) if self.user_code else module
 
     def exec_ImportFrom(self, stmt, frame):
+        """`from consts import K` in the function reads K from outside, as a
+        global would: a dependency, and an array read live."""
         module = __import__(stmt.module, fromlist=[a.name for a in stmt.names])
+        if self.user_code:
+            self.outside_value(module, None)
         for alias in stmt.names:
-            frame.locals[alias.asname or alias.name] = getattr(module, alias.name)
+            frame.locals[alias.asname or alias.name] = self.attribute(module, alias.name,
+                                                                      stmt, frame)
 
     # -- expressions --------------------------------------------------------------
 
