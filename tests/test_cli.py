@@ -478,3 +478,90 @@ def test_python_m_yota_src_generates_like_the_yota_src_command(tmp_path):
     installed = subprocess.run([script, *command], capture_output=True, text=True, timeout=300)
     assert installed.returncode == 0, installed.stderr
     assert run(*command).stdout == installed.stdout
+
+
+CONSTS = "K = 2.0\n"
+READ_MODULES = {  # case: (files beside model.py, model.py, the file -o names)
+    "import consts": ({"consts.py": CONSTS}, """
+        import numpy as np
+        import consts
+        def loss(x):
+            return np.sum(x) * consts.K
+    """, "consts.py"),
+    "from consts import K": ({"consts.py": CONSTS}, """
+        import numpy as np
+        from consts import K
+        def loss(x):
+            return np.sum(x) * K
+    """, "consts.py"),
+    "from consts import K as SCALE": ({"consts.py": CONSTS}, """
+        import numpy as np
+        from consts import K as SCALE
+        def loss(x):
+            return np.sum(x) * SCALE
+    """, "consts.py"),
+    "from consts import *": ({"consts.py": CONSTS}, """
+        import numpy as np
+        from consts import *
+        def loss(x):
+            return np.sum(x) * K
+    """, "consts.py"),
+    "K re-exported by another module": (
+        {"consts.py": CONSTS, "settings.py": "from consts import K\n"}, """
+        import numpy as np
+        from settings import K
+        def loss(x):
+            return np.sum(x) * K
+    """, "consts.py"),
+    "import consts in the function": ({"consts.py": CONSTS}, """
+        import numpy as np
+        def loss(x):
+            from consts import K
+            return np.sum(x) * K
+    """, "consts.py"),
+    "a helper the function calls": ({"helpers.py": "def scale(v):\n    return v * 2.0\n"}, """
+        import numpy as np
+        from helpers import scale
+        def loss(x):
+            return np.sum(scale(x))
+    """, "helpers.py"),
+    "the module the function was imported from": (
+        {"lib.py": "import numpy as np\ndef loss(x):\n    return np.sum(x * x)\n"}, """
+        from lib import loss
+    """, "lib.py"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(READ_MODULES))
+def test_output_naming_a_module_the_gradient_was_made_from_is_refused(case, tmp_path):
+    files, text, output = READ_MODULES[case]
+    for name, content in files.items():
+        write(tmp_path / name, content)
+    model = write(tmp_path / "model.py", text)
+    write(tmp_path / "examples.py", "import numpy as np\nARGS = (np.ones(3),)\n")
+    before = {path: path.read_text() for path in tmp_path.iterdir()}
+    result = run("gen", f"{model}:loss", "--args", f"{tmp_path}/examples.py:ARGS",
+                 "-o", str(tmp_path / output))
+    assert_one_error_line(result, f"-o {tmp_path / output}", "made from")
+    assert {path: path.read_text() for path in tmp_path.iterdir()} == before
+
+
+def test_output_naming_a_module_imported_but_not_read_is_written(tmp_path):
+    """A file may import its own generated gradient: regenerating it is allowed."""
+    model = write(tmp_path / "model.py", """
+        import numpy as np
+        try:
+            from grad_loss import grad_loss
+        except ImportError:
+            grad_loss = None
+        def loss(x):
+            return np.sum(x * x)
+        def example():
+            return (np.ones(3),)
+    """)
+    out = tmp_path / "grad_loss.py"
+    command = ("gen", f"{model}:loss", "--args", f"{model}:example", "-o", str(out))
+    for _ in range(2):  # the second run imports the first one's output
+        result = run(*command)
+        assert result.returncode == 0, result.stderr
+    assert run(*command, "--check").returncode == 0

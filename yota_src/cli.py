@@ -9,12 +9,15 @@ unrolled), so whatever it does there, exiting included, is bad input too.
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import importlib.util
+import inspect
 import os
 import subprocess
 import sys
 import sysconfig
+import tokenize
 import traceback
 import types
 from collections.abc import Sequence
@@ -129,6 +132,8 @@ def _run(options) -> tuple[int, str]:
             gradient = api.simplegrad(fn, *args)
     if options.command == "trace":
         return 0, f"{tape}\n"
+    if output:
+        _refuse_overwriting_what_was_read(output, fn, gradient._dependencies)
     loader.require_saveable(gradient._function)  # the module is meant to be saved
     source = gradient.source
     if options.check:
@@ -204,6 +209,94 @@ def _refuse_overwriting_inputs(output: str, *specs: str) -> None:
         if path and _same_file(output, path):
             raise UsageError(f"-o {output} names the input file {path}: "
                              "choose another output file")
+
+
+def _refuse_overwriting_what_was_read(output: str, fn, dependencies) -> None:
+    """`-o` naming a file the gradient was made from (the function's source, a
+    module whose globals or attributes the trace read, one a name read was
+    imported from, a helper's source) would replace what the gradient froze
+    with the gradient: the next run would import generated code. Refuse."""
+    for path, what in _files_read(fn, dependencies):
+        if _same_file(output, path):
+            raise UsageError(f"-o {output} names {path}, which the gradient was made from "
+                             f"({what}): choose another output file")
+
+
+def _files_read(fn, dependencies):
+    """(file, what was read from it) for each file behind the gradient."""
+    source = _defined_in(fn)
+    if source:
+        yield source, f"the source of {getattr(fn, '__qualname__', fn)}"
+    for dependency in dependencies:
+        if dependency.origin is not None:
+            module_file, name = dependency.origin
+            yield module_file, dependency.what
+            for imported in _imported_from(module_file, name, set()):
+                yield imported, f"{dependency.what}, imported from there"
+        try:
+            value = dependency.read()
+        except Exception:  # gone since: it was read, but names no file now
+            continue
+        defined = _defined_in(value)
+        if defined:
+            yield defined, dependency.what
+
+
+def _defined_in(value) -> str | None:
+    """The file a module, function, method or class comes from, if any."""
+    if isinstance(value, types.ModuleType):
+        file = getattr(value, "__file__", None)
+        return file if isinstance(file, str) else None
+    value = getattr(value, "__func__", value)  # a bound method
+    code = getattr(value, "__code__", None)
+    if isinstance(code, types.CodeType):
+        return code.co_filename
+    if isinstance(value, type):
+        try:
+            return inspect.getfile(value)
+        except (TypeError, OSError):  # a builtin class
+            return None
+    return None
+
+
+def _imported_from(filename: str, name: str, seen: set) -> list[str]:
+    """The files whose `name` the module at `filename` imported as its own,
+    by `from M import name [as alias]` or `from M import *`, followed back
+    through re-exports to where it is defined."""
+    module = _module_at(filename)
+    if module is None or (filename, name) in seen:
+        return []
+    seen.add((filename, name))
+    try:
+        with tokenize.open(filename) as file:
+            tree = ast.parse(file.read(), filename)
+    except (OSError, SyntaxError, ValueError):
+        return []
+    found = []
+    for node in ast.walk(tree):
+        for alias in node.names if isinstance(node, ast.ImportFrom) else ():
+            if alias.name != "*" and (alias.asname or alias.name) != name:
+                continue
+            original = name if alias.name == "*" else alias.name
+            try:
+                source = sys.modules.get(importlib.util.resolve_name(
+                    "." * node.level + (node.module or ""), module.__package__))
+            except (ImportError, ValueError):  # a relative import outside a package
+                continue
+            source_file = _defined_in(source)
+            if source_file and hasattr(source, original):
+                found += [source_file, *_imported_from(source_file, original, seen)]
+    return found
+
+
+def _module_at(filename: str) -> types.ModuleType | None:
+    """The imported module whose source is `filename` (the user's files this
+    command imported under names no import reaches included)."""
+    for module in [*_modules.values(), *list(sys.modules.values())]:
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str) and _same_file(file, filename):
+            return module
+    return None
 
 
 def _same_file(first: str, second: str) -> bool:

@@ -89,6 +89,7 @@ class Dependency:
     shown: str  # the value as the docstring shows it
     listed: bool = True  # worth listing in a docstring (not a library module, a builtin)
     same: Callable | None = None  # a quicker test of the snapshot, made by `dependency`
+    origin: tuple[str, str] | None = None  # (module file, name) for a module's global/attribute
 
     def holds(self) -> bool:
         try:
@@ -99,12 +100,16 @@ class Dependency:
             return False
 
 
-def dependency(what: str, read: Callable[[], object], value) -> Dependency:
-    """A Dependency on `value` as `read()` gives it now. Checked on every
-    cache hit, so the common kinds get a test cheaper than a new snapshot."""
+def dependency(what: str, read: Callable[[], object], value,
+               module=None, name: str | None = None) -> Dependency:
+    """A Dependency on `value` as `read()` gives it now, which is `name` of
+    `module` (its namespace, for a global) where it is read from one. Checked
+    on every cache hit, so the common kinds get a test cheaper than a new snapshot."""
     expected = snapshot(value)
+    file = module.get("__file__") if isinstance(module, dict) else getattr(module, "__file__", None)
     return Dependency(what, read, expected, describe(value), worth_listing(value),
-                      _quick_test(value, expected))
+                      _quick_test(value, expected),
+                      (file, name) if isinstance(file, str) and name else None)
 
 
 def _quick_test(value, expected) -> Callable | None:

@@ -279,7 +279,7 @@ class Unroller:
             module = namespace.get("__name__", "?")
             self.depend(("global", id(namespace), name), f"global {name} of {module}",
                         lambda: namespace.get(name, MISSING),
-                        value if origin is GLOBAL else MISSING)
+                        value if origin is GLOBAL else MISSING, namespace, name)
         else:
             cell = origin
             self.depend(("cell", id(cell)), f"closure variable {name} of "
@@ -294,9 +294,9 @@ class Unroller:
             hint="The generated code would not repeat the change: build a new value and "
                  "return it, or copy it into a local first.")
 
-    def depend(self, key, what: str, read, value) -> None:
+    def depend(self, key, what: str, read, value, module=None, name=None) -> None:
         if key not in self.dependencies:
-            self.dependencies[key] = dependency(what, read, value)
+            self.dependencies[key] = dependency(what, read, value, module, name)
 
     def outside_value(self, value, name: str | None):
         """Objects are watched (their attribute reads become dependencies);
@@ -743,7 +743,8 @@ class Unroller:
             return value
         if not isinstance(obj, (list, dict, tuple, set, frozenset)):  # their snapshot has all
             self.depend(("attr", id(obj), name), f"attribute {name} of {describe(obj)}",
-                        lambda: getattr(obj, name), value)
+                        lambda: getattr(obj, name), value,
+                        obj if isinstance(obj, types.ModuleType) else None, name)
         return self.outside_value(value, self.part_name(obj, name) or name)
 
     def traced_attribute(self, x: Traced, name: str, node, frame):
