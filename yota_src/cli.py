@@ -104,7 +104,8 @@ def _run_under_fixed_hash_seed() -> None:
     flags = ["-O"] * sys.flags.optimize + [f"-W{option}" for option in sys.warnoptions] + [
         f"-X{name}" if value is True else f"-X{name}={value}"
         for name, value in sys._xoptions.items()]
-    code = f"import sys; sys.path[:] = {sys.path!r}; from yota_src.cli import main; " \
+    path = [entry for entry in sys.path if isinstance(entry, str)]
+    code = f"import sys; sys.path[:] = {path!r}; from yota_src.cli import main; " \
            "sys.exit(main())"
     command = [sys.executable, *flags, "-c", code, *sys.argv[1:]]
     environment = {**os.environ, "PYTHONHASHSEED": HASH_SEED}
@@ -227,11 +228,12 @@ def _files_read(fn, dependencies):
     source = _defined_in(fn)
     if source:
         yield source, f"the source of {getattr(fn, '__qualname__', fn)}"
+    imports = _Imports()
     for dependency in dependencies:
         if dependency.origin is not None:
             module_file, name = dependency.origin
             yield module_file, dependency.what
-            for imported in _imported_from(module_file, name, set()):
+            for imported in imports.origins(module_file, name, set()):
                 yield imported, f"{dependency.what}, imported from there"
         try:
             value = dependency.read()
@@ -259,44 +261,52 @@ def _defined_in(value) -> str | None:
     return None
 
 
-def _imported_from(filename: str, name: str, seen: set) -> list[str]:
-    """The files whose `name` the module at `filename` imported as its own,
-    by `from M import name [as alias]` or `from M import *`, followed back
-    through re-exports to where it is defined."""
-    module = _module_at(filename)
-    if module is None or (filename, name) in seen:
-        return []
-    seen.add((filename, name))
-    try:
-        with tokenize.open(filename) as file:
-            tree = ast.parse(file.read(), filename)
-    except (OSError, SyntaxError, ValueError):
-        return []
-    found = []
-    for node in ast.walk(tree):
-        for alias in node.names if isinstance(node, ast.ImportFrom) else ():
-            if alias.name != "*" and (alias.asname or alias.name) != name:
-                continue
-            original = name if alias.name == "*" else alias.name
+class _Imports:
+    """Where a module's names were imported from, read off its `from`
+    statements; the imported modules and parsed files are looked up once."""
+
+    def __init__(self):
+        self.modules = {}  # a module's __file__ -> the module (files come from __file__)
+        for module in [*list(sys.modules.values()), *_modules.values()]:
+            file = _defined_in(module)
+            if file:
+                self.modules[file] = module
+        self.statements: dict[str, list] = {}
+
+    def origins(self, filename: str, name: str, seen: set) -> list[str]:
+        """The files whose `name` the module at `filename` imported as its
+        own, by `from M import name [as alias]` or `from M import *`,
+        followed back through re-exports to where it is defined."""
+        module = self.modules.get(filename)
+        if module is None or (filename, name) in seen:
+            return []
+        seen.add((filename, name))
+        found = []
+        for node in self.from_imports(filename):
+            for alias in node.names:
+                if alias.name != "*" and (alias.asname or alias.name) != name:
+                    continue
+                original = name if alias.name == "*" else alias.name
+                try:
+                    source = sys.modules.get(importlib.util.resolve_name(
+                        "." * node.level + (node.module or ""), module.__package__))
+                except (ImportError, ValueError):  # a relative import outside a package
+                    continue
+                source_file = _defined_in(source)
+                if source_file and hasattr(source, original):
+                    found += [source_file, *self.origins(source_file, original, seen)]
+        return found
+
+    def from_imports(self, filename: str) -> list:
+        if filename not in self.statements:
             try:
-                source = sys.modules.get(importlib.util.resolve_name(
-                    "." * node.level + (node.module or ""), module.__package__))
-            except (ImportError, ValueError):  # a relative import outside a package
-                continue
-            source_file = _defined_in(source)
-            if source_file and hasattr(source, original):
-                found += [source_file, *_imported_from(source_file, original, seen)]
-    return found
-
-
-def _module_at(filename: str) -> types.ModuleType | None:
-    """The imported module whose source is `filename` (the user's files this
-    command imported under names no import reaches included)."""
-    for module in [*_modules.values(), *list(sys.modules.values())]:
-        file = getattr(module, "__file__", None)
-        if isinstance(file, str) and _same_file(file, filename):
-            return module
-    return None
+                with tokenize.open(filename) as file:
+                    tree = ast.parse(file.read(), filename)
+            except (OSError, SyntaxError, ValueError):
+                tree = ast.Module(body=[], type_ignores=[])
+            self.statements[filename] = [node for node in ast.walk(tree)
+                                         if isinstance(node, ast.ImportFrom)]
+        return self.statements[filename]
 
 
 def _same_file(first: str, second: str) -> bool:
