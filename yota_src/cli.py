@@ -50,20 +50,9 @@ def _user_code(doing: str, path: str, hint: str):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="yota-src", description=__doc__.splitlines()[0])
-    parser.add_argument("--version", action="version", version=f"yota-src {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
-    gen = commands.add_parser("gen", help="write the gradient module of FILE.py:FUNC")
-    gen.add_argument("target", metavar="FILE.py:FUNC")
-    gen.add_argument("--args", required=True, metavar="FILE.py:NAME",
-                     help="a zero-argument callable (or a tuple) giving example arguments")
-    gen.add_argument("-o", "--output", metavar="OUT.py", help="write here instead of stdout")
-    gen.add_argument("--check", action="store_true",
-                     help="write nothing; exit 1 if OUT.py is not what gen would write now")
-    trace = commands.add_parser("trace", help="print the tape of FILE.py:FUNC")
-    trace.add_argument("target", metavar="FILE.py:FUNC")
-    trace.add_argument("--args", required=True, metavar="FILE.py:NAME")
-    options = parser.parse_args(argv)
+    """The command, on `argv` (or, run as the program, on sys.argv under a
+    fixed hash seed); the exit status."""
+    options = _parser().parse_args(argv)
     if argv is None:  # the program, not a call from Python
         _run_under_fixed_hash_seed()
     try:
@@ -83,6 +72,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BaseException as error:  # any failure of the user's input: one line, no traceback
         print(f"yota-src: error: {_one_line(error)}", file=sys.stderr)
         return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="yota-src", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"yota-src {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    gen = commands.add_parser("gen", help="write the gradient module of FILE.py:FUNC")
+    gen.add_argument("target", metavar="FILE.py:FUNC")
+    gen.add_argument("--args", required=True, metavar="FILE.py:NAME",
+                     help="a zero-argument callable (or a tuple) giving example arguments")
+    gen.add_argument("-o", "--output", metavar="OUT.py", help="write here instead of stdout")
+    gen.add_argument("--check", action="store_true",
+                     help="write nothing; exit 1 if OUT.py is not what gen would write now")
+    trace = commands.add_parser("trace", help="print the tape of FILE.py:FUNC")
+    trace.add_argument("target", metavar="FILE.py:FUNC")
+    trace.add_argument("--args", required=True, metavar="FILE.py:NAME")
+    return parser
 
 
 HASH_SEED = "0"
@@ -111,9 +117,12 @@ def _run_under_fixed_hash_seed() -> None:
     environment = {**os.environ, "PYTHONHASHSEED": HASH_SEED}
     sys.stdout.flush()
     sys.stderr.flush()
-    if os.name == "posix":
-        os.execve(sys.executable, command, environment)
-    sys.exit(subprocess.call(command, env=environment))
+    try:
+        if os.name == "posix":
+            os.execve(sys.executable, command, environment)
+        sys.exit(subprocess.call(command, env=environment))
+    except OSError:  # no interpreter to start: generate here, under this seed
+        return
 
 
 def _run(options) -> tuple[int, str]:
@@ -125,7 +134,8 @@ def _run(options) -> tuple[int, str]:
         raise UsageError("--check needs -o OUT.py, the file to compare")
     fn, args = _load_inputs(options.target, options.args)
     target_path = options.target.rpartition(":")[0]
-    with _user_code(f"differentiating {options.target}", target_path,
+    doing = "tracing" if options.command == "trace" else "differentiating"
+    with _user_code(f"{doing} {options.target}", target_path,
                     "the function must return its value, not exit"):
         if options.command == "trace":
             _, tape = api.trace(fn, *args)
