@@ -1,6 +1,8 @@
 """`yota-src gen` and `yota-src trace`, run as a user runs them."""
 
+import importlib.metadata
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -9,11 +11,15 @@ import textwrap
 import pytest
 from conftest import EXAMPLES
 
+import yota_src
+
 
 def run(*args, cwd=None, env=None):
-    return subprocess.run([sys.executable, "-m", "yota_src.cli", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=300,
-                          env=None if env is None else {**os.environ, **env})
+    """`python -m yota_src ARGS`; `env` adds to the environment (None removes)."""
+    environment = {name: value for name, value in {**os.environ, **(env or {})}.items()
+                   if value is not None}
+    return subprocess.run([sys.executable, "-m", "yota_src", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=300, env=environment)
 
 
 def affine(*extra):
@@ -255,6 +261,60 @@ def test_gen_is_byte_identical_under_any_hash_seed_and_check_passes(tmp_path):
     assert run(*command, "--check", env={"PYTHONHASHSEED": "3"}).returncode == 0
 
 
+HASH_ORDERED = {  # functions whose unrolled code follows the iteration order of a set of str
+    "a loop over a set of names": """
+        import numpy as np
+        def loss(x, names):
+            total = 0.0
+            for name in names:
+                print(name)
+                total = total * 2.0 + np.sum(x) * len(name)
+            return total
+        def example():
+            return (np.ones(3), {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta"})
+    """,
+    "a dict from a set, and hash buckets": """
+        import numpy as np
+        NAMES = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta"}
+        def loss(x):
+            scale = {name: i + 1.0 for i, name in enumerate(NAMES)}
+            bucket = hash("alpha") % 3
+            return np.sum(x[bucket:]) * scale["alpha"] + np.sum(x) * scale["zeta"]
+        def example():
+            return (np.ones(3),)
+    """,
+}
+
+
+@pytest.mark.parametrize("case", sorted(HASH_ORDERED))
+def test_gen_of_code_iterating_a_set_of_strings_is_the_same_under_any_hash_seed(case, tmp_path):
+    model = write(tmp_path / "model.py", HASH_ORDERED[case])
+    command = ("gen", f"{model}:loss", "--args", f"{model}:example")
+    outputs = {seed: run(*command, env={"PYTHONHASHSEED": seed})
+               for seed in ("0", "1", "2", "3", "4", None)}
+    assert all(result.returncode == 0 for result in outputs.values())
+    assert len({result.stdout for result in outputs.values()}) == 1
+    out = write(tmp_path / "grad_loss.py", outputs["1"].stdout)
+    check = run(*command, "-o", str(out), "--check", env={"PYTHONHASHSEED": "5"})
+    assert check.returncode == 0, check.stderr
+
+
+def test_the_restarted_command_imports_the_same_yota_src_whatever_the_directory_holds(tmp_path):
+    script = shutil.which("yota-src", path=os.path.dirname(sys.executable))
+    if script is None:
+        pytest.skip("yota-src is not installed beside this interpreter")
+    decoy = tmp_path / "yota_src"
+    decoy.mkdir()
+    (decoy / "__init__.py").write_text("raise ImportError('the decoy was imported')\n")
+    (decoy / "cli.py").write_text("")
+    write(tmp_path / "model.py", SQUARES)
+    result = subprocess.run([script, "gen", "model.py:loss", "--args", "model.py:example"],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                            env={**os.environ, "PYTHONHASHSEED": "7"})
+    assert result.returncode == 0, result.stderr
+    assert "def grad_loss(x):" in result.stdout
+
+
 def test_gen_refuses_a_module_that_compares_an_argument_with_a_live_object(tmp_path):
     model = write(tmp_path / "model.py", """
         import numpy as np
@@ -267,3 +327,241 @@ def test_gen_refuses_a_module_that_compares_an_argument_with_a_live_object(tmp_p
     result = run("gen", f"{model}:loss", "--args", f"{model}:example", "-o", str(out))
     assert_one_error_line(result, "model.py:6:", "cannot be saved")
     assert out.read_text() == "# precious\n"
+
+
+EXITS = {  # text of model.py, the line that exits, what yota-src was doing
+    "sys.exit(0) on import": ("""
+        import sys
+        import numpy as np
+        sys.exit(0)
+        def loss(x):
+            return np.sum(x)
+        def example():
+            return (np.ones(3),)
+    """, 4, "importing"),
+    "exit() in the args callable": ("""
+        import numpy as np
+        def loss(x):
+            return np.sum(x)
+        def example():
+            exit()
+    """, 6, "calling"),
+    "raise SystemExit in a helper of the args callable": ("""
+        import numpy as np
+        def loss(x):
+            return np.sum(x)
+        def parse_options():
+            raise SystemExit("usage: train.py --size N")
+        def example():
+            return (np.ones(parse_options()),)
+    """, 6, "calling"),
+    "sys.exit(0) in the function": ("""
+        import sys
+        import numpy as np
+        def loss(x):
+            if x.shape[0] == 3:
+                sys.exit(0)
+            return np.sum(x)
+        def example():
+            return (np.ones(3),)
+    """, 6, "differentiating"),
+    "sys.exit(1) in a helper the function calls": ("""
+        import sys
+        import numpy as np
+        def check(x):
+            sys.exit(1)
+        def loss(x):
+            check(x)
+            return np.sum(x)
+        def example():
+            return (np.ones(3),)
+    """, 5, "differentiating"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EXITS))
+def test_user_code_that_exits_fails_check_at_its_line(case, tmp_path):
+    text, line, doing = EXITS[case]
+    model = write(tmp_path / "model.py", text)
+    out = write(tmp_path / "grad_loss.py", "# precious\n")
+    result = run("gen", f"{model}:loss", "--args", f"{model}:example", "-o", str(out), "--check")
+    assert_one_error_line(result, f"model.py:{line}:", "SystemExit", doing)
+    assert out.read_text() == "# precious\n"
+
+
+@pytest.mark.parametrize("command", ["gen", "trace"])
+def test_function_that_exits_is_an_error_at_its_line(command, tmp_path):
+    model = write(tmp_path / "model.py", EXITS["sys.exit(0) in the function"][0])
+    result = run(command, f"{model}:loss", "--args", f"{model}:example")
+    assert_one_error_line(result, "model.py:6:", "SystemExit(0)", "must return")
+    assert result.stdout == ""
+
+
+def test_base_exception_raised_on_import_is_one_line_at_its_line(tmp_path):
+    model = write(tmp_path / "model.py", """
+        import numpy as np
+        class Stop(BaseException):
+            pass
+        raise Stop("not today")
+    """)
+    result = run("gen", f"{model}:loss", "--args", f"{model}:example")
+    assert_one_error_line(result, "model.py:5:", "Stop: not today")
+
+
+NOISY = {
+    "print on import": ("print('loading model')", "", "loading model"),
+    "print in the args callable": ("", "print('making examples')", "making examples"),
+    "sys.stdout.write in the args callable": ("", "sys.stdout.write('step 1\\n')", "step 1"),
+    "a subprocess writing to the stdout descriptor": (
+        "subprocess.run(['{python}', '-c', 'print(42)'])", "", "42"),
+    "an atexit handler that prints": ("atexit.register(print, 'goodbye')", "", "goodbye"),
+}
+
+
+def noisy_model(directory, on_import, in_args):
+    directory.mkdir()
+    return write(directory / "model.py", f"""
+        import atexit, subprocess, sys
+        import numpy as np
+        {on_import}
+        def loss(x):
+            return np.sum(x * x)
+        def example():
+            {in_args}
+            return (np.ones(3),)
+    """)
+
+
+@pytest.mark.parametrize("case, command", [(case, "gen") for case in sorted(NOISY)]
+                         + [("print on import", "trace")])
+def test_output_of_user_code_goes_to_stderr_and_stdout_is_only_the_result(case, command,
+                                                                          tmp_path):
+    on_import, in_args, printed = NOISY[case]
+    model = noisy_model(tmp_path / "noisy", on_import.format(python=sys.executable),
+                        in_args or "pass")
+    quiet = noisy_model(tmp_path / "quiet", "pass", "pass")
+    result = run(command, f"{model}:loss", "--args", f"{model}:example")
+    expected = run(command, f"{quiet}:loss", "--args", f"{quiet}:example")
+    assert result.returncode == 0, result.stderr
+    assert printed in result.stderr
+    assert result.stdout == expected.stdout
+
+
+@pytest.mark.parametrize("program", ["python -m yota_src", "python -m yota_src.cli", "yota-src"])
+def test_version_is_printed_by_every_way_of_running_the_command(program):
+    if program == "yota-src":
+        script = shutil.which("yota-src", path=os.path.dirname(sys.executable))
+        if script is None:
+            pytest.skip("yota-src is not installed beside this interpreter")
+        command = [script]
+    else:
+        command = [sys.executable, "-m", program.split()[-1]]
+    result = subprocess.run([*command, "--version"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"yota-src {yota_src.__version__}\n"
+
+
+def test_version_is_the_installed_distributions():
+    try:
+        installed = importlib.metadata.version("yota-src")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("yota-src is not installed")
+    assert yota_src.__version__ == installed
+
+
+def test_python_m_yota_src_generates_like_the_yota_src_command(tmp_path):
+    script = shutil.which("yota-src", path=os.path.dirname(sys.executable))
+    if script is None:
+        pytest.skip("yota-src is not installed beside this interpreter")
+    model = write(tmp_path / "model.py", SQUARES)
+    command = ("gen", f"{model}:loss", "--args", f"{model}:example")
+    installed = subprocess.run([script, *command], capture_output=True, text=True, timeout=300)
+    assert installed.returncode == 0, installed.stderr
+    assert run(*command).stdout == installed.stdout
+
+
+CONSTS = "K = 2.0\n"
+READ_MODULES = {  # case: (files beside model.py, model.py, the file -o names)
+    "import consts": ({"consts.py": CONSTS}, """
+        import numpy as np
+        import consts
+        def loss(x):
+            return np.sum(x) * consts.K
+    """, "consts.py"),
+    "from consts import K": ({"consts.py": CONSTS}, """
+        import numpy as np
+        from consts import K
+        def loss(x):
+            return np.sum(x) * K
+    """, "consts.py"),
+    "from consts import K as SCALE": ({"consts.py": CONSTS}, """
+        import numpy as np
+        from consts import K as SCALE
+        def loss(x):
+            return np.sum(x) * SCALE
+    """, "consts.py"),
+    "from consts import *": ({"consts.py": CONSTS}, """
+        import numpy as np
+        from consts import *
+        def loss(x):
+            return np.sum(x) * K
+    """, "consts.py"),
+    "K re-exported by another module": (
+        {"consts.py": CONSTS, "settings.py": "from consts import K\n"}, """
+        import numpy as np
+        from settings import K
+        def loss(x):
+            return np.sum(x) * K
+    """, "consts.py"),
+    "import consts in the function": ({"consts.py": CONSTS}, """
+        import numpy as np
+        def loss(x):
+            from consts import K
+            return np.sum(x) * K
+    """, "consts.py"),
+    "a helper the function calls": ({"helpers.py": "def scale(v):\n    return v * 2.0\n"}, """
+        import numpy as np
+        from helpers import scale
+        def loss(x):
+            return np.sum(scale(x))
+    """, "helpers.py"),
+    "the module the function was imported from": (
+        {"lib.py": "import numpy as np\ndef loss(x):\n    return np.sum(x * x)\n"}, """
+        from lib import loss
+    """, "lib.py"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(READ_MODULES))
+def test_output_naming_a_module_the_gradient_was_made_from_is_refused(case, tmp_path):
+    files, text, output = READ_MODULES[case]
+    for name, content in files.items():
+        write(tmp_path / name, content)
+    model = write(tmp_path / "model.py", text)
+    write(tmp_path / "examples.py", "import numpy as np\nARGS = (np.ones(3),)\n")
+    before = {path: path.read_text() for path in tmp_path.iterdir()}
+    result = run("gen", f"{model}:loss", "--args", f"{tmp_path}/examples.py:ARGS",
+                 "-o", str(tmp_path / output))
+    assert_one_error_line(result, f"-o {tmp_path / output}", "made from")
+    assert {path: path.read_text() for path in tmp_path.iterdir()} == before
+
+
+def test_output_naming_a_module_imported_but_not_read_is_written(tmp_path):
+    """A file may import its own generated gradient: regenerating it is allowed."""
+    model = write(tmp_path / "model.py", """
+        import numpy as np
+        try:
+            from grad_loss import grad_loss
+        except ImportError:
+            grad_loss = None
+        def loss(x):
+            return np.sum(x * x)
+        def example():
+            return (np.ones(3),)
+    """)
+    out = tmp_path / "grad_loss.py"
+    command = ("gen", f"{model}:loss", "--args", f"{model}:example", "-o", str(out))
+    for _ in range(2):  # the second run imports the first one's output
+        result = run(*command)
+        assert result.returncode == 0, result.stderr
+    assert run(*command, "--check").returncode == 0

@@ -227,6 +227,28 @@ def test_changing_outside_state_is_refused(f, restore_globals):
     assert LOG == []
 
 
+def imports_the_module(x):
+    import helpers_constants
+    return np.sum(helpers_constants.GAIN * x ** 2)
+
+
+def imports_the_name(x):
+    from helpers_constants import GAIN
+    return np.sum(GAIN * x ** 2)
+
+
+@pytest.mark.parametrize("f", [imports_the_module, imports_the_name])
+def test_rebinding_a_value_the_function_imports_retraces(f):
+    import helpers_constants
+    x = np.array([0.5, 1.0, 2.0])
+    ys.grad(f, x)
+    try:
+        helpers_constants.GAIN = -3.0
+        assert_right(f, x)
+    finally:
+        helpers_constants.GAIN = 2.0
+
+
 # --- source drift ------------------------------------------------------------
 
 def _import_from(path, name):

@@ -1,21 +1,28 @@
 """`yota-src gen` and `yota-src trace`.
 
 Bad input ends with one line on stderr and a non-zero exit, never a
-traceback, and never touches an existing output file.
+traceback, and never touches an existing output file. The user's code runs
+here (the files are imported, the --args callable called, the function
+unrolled), so whatever it does there, exiting included, is bad input too.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import contextlib
 import importlib.util
+import inspect
 import os
+import subprocess
 import sys
 import sysconfig
+import tokenize
 import traceback
 import types
 from collections.abc import Sequence
 
-from . import api, loader
+from . import __version__, api, loader
 from .errors import YotaError
 
 
@@ -23,8 +30,53 @@ class UsageError(Exception):
     """Bad command-line input, reported as one line."""
 
 
+class UserExit(Exception):
+    """The user's code exited (`sys.exit()`, `exit()`, `raise SystemExit`)
+    while yota-src ran it: a failure of the input, not the end of the run."""
+
+    def __init__(self, exit: SystemExit, doing: str, path: str, hint: str):
+        super().__init__(f"exited with SystemExit({exit.code!r}) while yota-src was {doing}")
+        self.exit, self.doing, self.path, self.hint = exit, doing, path, hint
+
+
+@contextlib.contextmanager
+def _user_code(doing: str, path: str, hint: str):
+    """The user's code runs in this block: an exit from it is reported at its
+    line (or else as `path`), with `hint` saying what to do instead."""
+    try:
+        yield
+    except SystemExit as exit:
+        raise UserExit(exit, doing, path, hint) from None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command, on `argv` (or, run as the program, on sys.argv under a
+    fixed hash seed); the exit status."""
+    options = _parser().parse_args(argv)
+    if argv is None:  # the program, not a call from Python
+        _run_under_fixed_hash_seed()
+    try:
+        restore_stdout = _stdout_to_stderr()
+        try:
+            status, text = _run(options)
+        finally:
+            restore_stdout()
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        if argv is None:  # the program: what atexit handlers print goes to stderr too
+            _stdout_to_stderr()
+        return status
+    except KeyboardInterrupt:
+        print("yota-src: interrupted", file=sys.stderr)
+        return 130
+    except BaseException as error:  # any failure of the user's input: one line, no traceback
+        print(f"yota-src: error: {_one_line(error)}", file=sys.stderr)
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="yota-src", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"yota-src {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     gen = commands.add_parser("gen", help="write the gradient module of FILE.py:FUNC")
     gen.add_argument("target", metavar="FILE.py:FUNC")
@@ -36,34 +88,63 @@ def main(argv: Sequence[str] | None = None) -> int:
     trace = commands.add_parser("trace", help="print the tape of FILE.py:FUNC")
     trace.add_argument("target", metavar="FILE.py:FUNC")
     trace.add_argument("--args", required=True, metavar="FILE.py:NAME")
-    options = parser.parse_args(argv)
+    return parser
+
+
+HASH_SEED = "0"
+
+
+def _run_under_fixed_hash_seed() -> None:
+    """Start the command again under PYTHONHASHSEED=0 unless it runs so already.
+
+    Generated code follows the order in which the function iterated sets (and
+    anything else ordered by string hashes), and hash randomization changes
+    that order from run to run; two runs must write the same bytes. The new
+    process gets this one's sys.path, so it imports the same yota-src and the
+    same user modules whatever the working directory holds.
+    """
+    if not sys.flags.hash_randomization or not sys.executable:
+        return
+    if os.environ.get("PYTHONHASHSEED") == HASH_SEED:
+        return  # the interpreter ignores the environment (-E, -I): nothing to gain
+    flags = ["-O"] * sys.flags.optimize + [f"-W{option}" for option in sys.warnoptions] + [
+        f"-X{name}" if value is True else f"-X{name}={value}"
+        for name, value in sys._xoptions.items()]
+    path = [entry for entry in sys.path if isinstance(entry, str)]
+    code = f"import sys; sys.path[:] = {path!r}; from yota_src.cli import main; " \
+           "sys.exit(main())"
+    command = [sys.executable, *flags, "-c", code, *sys.argv[1:]]
+    environment = {**os.environ, "PYTHONHASHSEED": HASH_SEED}
+    sys.stdout.flush()
+    sys.stderr.flush()
     try:
-        return _run(options)
-    except KeyboardInterrupt:
-        print("yota-src: interrupted", file=sys.stderr)
-        return 130
-    except Exception as error:  # any failure of the user's input: one line, no traceback
-        print(f"yota-src: error: {_one_line(error)}", file=sys.stderr)
-        return 2
+        if os.name == "posix":
+            os.execve(sys.executable, command, environment)
+        sys.exit(subprocess.call(command, env=environment))
+    except OSError:  # no interpreter to start: generate here, under this seed
+        return
 
 
-def _run(options) -> int:
+def _run(options) -> tuple[int, str]:
+    """(exit status, what to print on stdout)."""
     output = getattr(options, "output", None)
     if output:
         _refuse_overwriting_inputs(output, options.target, options.args)
-    fn = _load_object(options.target)
-    args = _load_object(options.args)
-    args = args() if callable(args) else args
-    if not isinstance(args, tuple):
-        raise UsageError(f"{options.args} must be a tuple of arguments or return one, "
-                         f"not {type(args).__name__}")
-    if options.command == "trace":
-        _, tape = api.trace(fn, *args)
-        print(tape)
-        return 0
-    if options.check and not output:
+    if options.command == "gen" and options.check and not output:
         raise UsageError("--check needs -o OUT.py, the file to compare")
-    gradient = api.simplegrad(fn, *args)
+    fn, args = _load_inputs(options.target, options.args)
+    target_path = options.target.rpartition(":")[0]
+    doing = "tracing" if options.command == "trace" else "differentiating"
+    with _user_code(f"{doing} {options.target}", target_path,
+                    "the function must return its value, not exit"):
+        if options.command == "trace":
+            _, tape = api.trace(fn, *args)
+        else:
+            gradient = api.simplegrad(fn, *args)
+    if options.command == "trace":
+        return 0, f"{tape}\n"
+    if output:
+        _refuse_overwriting_what_was_read(output, fn, gradient._dependencies)
     loader.require_saveable(gradient._function)  # the module is meant to be saved
     source = gradient.source
     if options.check:
@@ -76,13 +157,59 @@ def _run(options) -> int:
             print(f"yota-src: {output} is stale: regenerate it with "
                   f"`yota-src gen {options.target} --args {options.args} -o {output}`",
                   file=sys.stderr)
-            return 1
-        return 0
+            return 1, ""
+        return 0, ""
     if output:
         loader.write_atomic(output, source)
-    else:
-        sys.stdout.write(source)
-    return 0
+        return 0, ""
+    return 0, source
+
+
+def _stdout_to_stderr():
+    """Send what is written to stdout to stderr, until the function this
+    returns is called: stdout carries only the module (or the tape), and what
+    the user's code prints while yota-src runs it (on import, in the --args
+    callable) shows on stderr, where someone debugging it looks. Both Python's
+    sys.stdout and the file descriptor under it (C code, subprocesses) move."""
+    saved_stream = sys.stdout
+    saved_fd = None
+    if sys.stdout is not None and sys.stderr is not None:
+        sys.stdout.flush()
+        try:
+            stdout_fd, stderr_fd = sys.stdout.fileno(), sys.stderr.fileno()
+        except (AttributeError, OSError, ValueError):  # no file under it (captured)
+            pass
+        else:
+            saved_fd = os.dup(stdout_fd)
+            os.dup2(stderr_fd, stdout_fd)
+        sys.stdout = sys.stderr
+
+    def restore() -> None:
+        if sys.stderr is not None:
+            sys.stderr.flush()
+        if saved_fd is not None:
+            os.dup2(saved_fd, stdout_fd)
+            os.close(saved_fd)
+        sys.stdout = saved_stream
+    return restore
+
+
+def _load_inputs(target: str, example: str) -> tuple:
+    """The function and its example arguments, from the user's files."""
+    importing = "put the script's own work under `if __name__ == \"__main__\":`"
+    target_path, example_path = target.rpartition(":")[0], example.rpartition(":")[0]
+    with _user_code(f"importing {target_path}", target_path, importing):
+        fn = _load_object(target)
+    with _user_code(f"importing {example_path}", example_path, importing):
+        args = _load_object(example)
+    if callable(args):
+        with _user_code(f"calling {example}", example_path,
+                        "the --args callable must return the example arguments, not exit"):
+            args = args()
+    if not isinstance(args, tuple):
+        raise UsageError(f"{example} must be a tuple of arguments or return one, "
+                         f"not {type(args).__name__}")
+    return fn, args
 
 
 def _refuse_overwriting_inputs(output: str, *specs: str) -> None:
@@ -93,6 +220,103 @@ def _refuse_overwriting_inputs(output: str, *specs: str) -> None:
         if path and _same_file(output, path):
             raise UsageError(f"-o {output} names the input file {path}: "
                              "choose another output file")
+
+
+def _refuse_overwriting_what_was_read(output: str, fn, dependencies) -> None:
+    """`-o` naming a file the gradient was made from (the function's source, a
+    module whose globals or attributes the trace read, one a name read was
+    imported from, a helper's source) would replace what the gradient froze
+    with the gradient: the next run would import generated code. Refuse."""
+    for path, what in _files_read(fn, dependencies):
+        if _same_file(output, path):
+            raise UsageError(f"-o {output} names {path}, which the gradient was made from "
+                             f"({what}): choose another output file")
+
+
+def _files_read(fn, dependencies):
+    """(file, what was read from it) for each file behind the gradient."""
+    source = _defined_in(fn)
+    if source:
+        yield source, f"the source of {getattr(fn, '__qualname__', fn)}"
+    imports = _Imports()
+    for dependency in dependencies:
+        if dependency.origin is not None:
+            module_file, name = dependency.origin
+            yield module_file, dependency.what
+            for imported in imports.origins(module_file, name, set()):
+                yield imported, f"{dependency.what}, imported from there"
+        try:
+            value = dependency.read()
+        except Exception:  # gone since: it was read, but names no file now
+            continue
+        defined = _defined_in(value)
+        if defined:
+            yield defined, dependency.what
+
+
+def _defined_in(value) -> str | None:
+    """The file a module, function, method or class comes from, if any."""
+    if isinstance(value, types.ModuleType):
+        file = getattr(value, "__file__", None)
+        return file if isinstance(file, str) else None
+    value = getattr(value, "__func__", value)  # a bound method
+    code = getattr(value, "__code__", None)
+    if isinstance(code, types.CodeType):
+        return code.co_filename
+    if isinstance(value, type):
+        try:
+            return inspect.getfile(value)
+        except (TypeError, OSError):  # a builtin class
+            return None
+    return None
+
+
+class _Imports:
+    """Where a module's names were imported from, read off its `from`
+    statements; the imported modules and parsed files are looked up once."""
+
+    def __init__(self):
+        self.modules = {}  # a module's __file__ -> the module (files come from __file__)
+        for module in [*list(sys.modules.values()), *_modules.values()]:
+            file = _defined_in(module)
+            if file:
+                self.modules[file] = module
+        self.statements: dict[str, list] = {}
+
+    def origins(self, filename: str, name: str, seen: set) -> list[str]:
+        """The files whose `name` the module at `filename` imported as its
+        own, by `from M import name [as alias]` or `from M import *`,
+        followed back through re-exports to where it is defined."""
+        module = self.modules.get(filename)
+        if module is None or (filename, name) in seen:
+            return []
+        seen.add((filename, name))
+        found = []
+        for node in self.from_imports(filename):
+            for alias in node.names:
+                if alias.name != "*" and (alias.asname or alias.name) != name:
+                    continue
+                original = name if alias.name == "*" else alias.name
+                try:
+                    source = sys.modules.get(importlib.util.resolve_name(
+                        "." * node.level + (node.module or ""), module.__package__))
+                except (ImportError, ValueError):  # a relative import outside a package
+                    continue
+                source_file = _defined_in(source)
+                if source_file and hasattr(source, original):
+                    found += [source_file, *self.origins(source_file, original, seen)]
+        return found
+
+    def from_imports(self, filename: str) -> list:
+        if filename not in self.statements:
+            try:
+                with tokenize.open(filename) as file:
+                    tree = ast.parse(file.read(), filename)
+            except (OSError, SyntaxError, ValueError):
+                tree = ast.Module(body=[], type_ignores=[])
+            self.statements[filename] = [node for node in ast.walk(tree)
+                                         if isinstance(node, ast.ImportFrom)]
+        return self.statements[filename]
 
 
 def _same_file(first: str, second: str) -> bool:
@@ -175,6 +399,9 @@ def _one_line(error: BaseException) -> str:
     """The error as one line, led by the user's file:line where there is one."""
     if isinstance(error, UsageError):
         return _first_line(error)
+    if isinstance(error, UserExit):
+        where = _user_location(error.exit) or error.path
+        return f"{where}: {error}: {error.hint}"
     if isinstance(error, YotaError):
         first = _first_line(error)
         return f"{first} ({error.hint})" if error.hint else first

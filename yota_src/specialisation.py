@@ -93,6 +93,7 @@ class Dependency:
     shown: str  # the value as the docstring shows it
     listed: bool = True  # worth listing in a docstring (not a library module, a builtin)
     same: Callable | None = None  # a quicker test of the snapshot, made by `dependency`
+    origin: tuple[str, str] | None = None  # (module file, name) for a module's global/attribute
 
     def holds(self) -> bool:
         try:
@@ -104,14 +105,17 @@ class Dependency:
 
 
 def dependency(what: str, read: Callable[[], object], value,
-               listed: bool = True) -> Dependency:
-    """A Dependency on `value` as `read()` gives it now. Checked on every
-    cache hit, so the common kinds get a test cheaper than a new snapshot.
-    `listed=False` keeps it out of a saved module's docstring (the code of a
-    function, which the module holds unrolled)."""
+               listed: bool = True, module=None, name: str | None = None) -> Dependency:
+    """A Dependency on `value` as `read()` gives it now, which is `name` of
+    `module` (its namespace, for a global) where it is read from one. Checked
+    on every cache hit, so the common kinds get a test cheaper than a new
+    snapshot. `listed=False` keeps it out of a saved module's docstring (the
+    code of a function, which the module holds unrolled)."""
     expected = snapshot(value)
+    file = module.get("__file__") if isinstance(module, dict) else getattr(module, "__file__", None)
     return Dependency(what, read, expected, describe(value), listed and worth_listing(value),
-                      _quick_test(value, expected))
+                      _quick_test(value, expected),
+                      (file, name) if isinstance(file, str) and name else None)
 
 
 def _quick_test(value, expected) -> Callable | None:

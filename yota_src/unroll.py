@@ -310,7 +310,7 @@ class Unroller:
             module = namespace.get("__name__", "?")
             self.depend(("global", id(namespace), name), f"global {name} of {module}",
                         lambda: namespace.get(name, MISSING),
-                        value if origin is GLOBAL else MISSING)
+                        value if origin is GLOBAL else MISSING, namespace, name)
         else:
             cell = origin
             self.depend(("cell", id(cell)), f"closure variable {name} of "
@@ -356,9 +356,10 @@ class Unroller:
         elif _watched(structure):
             self.watched[id(structure)] = structure
 
-    def depend(self, key, what: str, read, value, listed: bool = True) -> None:
+    def depend(self, key, what: str, read, value, module=None, name=None,
+               listed: bool = True) -> None:
         if key not in self.dependencies:
-            self.dependencies[key] = dependency(what, read, value, listed)
+            self.dependencies[key] = dependency(what, read, value, listed, module, name)
 
     def outside_value(self, value, name: str | None):
         """Objects are watched (their attribute reads become dependencies);
@@ -861,7 +862,8 @@ class Unroller:
             return value
         if not isinstance(obj, (list, dict, tuple, set, frozenset)):  # their snapshot has all
             self.depend(("attr", id(obj), name), f"attribute {name} of {describe(obj)}",
-                        lambda: getattr(obj, name), value)
+                        lambda: getattr(obj, name), value,
+                        obj if isinstance(obj, types.ModuleType) else None, name)
         return self.outside_value(value, self.part_name(obj, name) or name)
 
     def depend_on_class(self, klass: type, name: str) -> None:
@@ -1082,7 +1084,7 @@ class Unroller:
             handler(stmt, frame)
         except (_Return, _Break, _Continue):
             raise
-        except Exception as error:  # remember the innermost user line, for the traceback
+        except (Exception, SystemExit) as error:  # the innermost user line, for messages
             if getattr(error, "yota_location", None) is None and self.user_code:
                 error.yota_location = self.loc
             raise
@@ -1244,12 +1246,16 @@ class Unroller:
             if alias.asname:
                 for part in alias.name.split(".")[1:]:
                     module = getattr(module, part)
-            frame.locals[alias.asname or alias.name.split(".")[0]] = module
+            name = alias.asname or alias.name.split(".")[0]
+            frame.locals[name] = self.outside_value(module, name) if self.user_code else module
 
     def exec_ImportFrom(self, stmt, frame):
-        """`from m import K` reads K from outside: a dependency, like `m.K`."""
+        """`from m import K` in the function reads K from outside, as a global
+        would: a dependency, and an array read live."""
         module = __import__(stmt.module or "", frame.globals, None,
                             [a.name for a in stmt.names], stmt.level)
+        if self.user_code:
+            self.outside_value(module, None)
         for alias in stmt.names:
             frame.locals[alias.asname or alias.name] = self.attribute(module, alias.name,
                                                                       stmt, frame)

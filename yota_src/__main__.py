@@ -1,0 +1,8 @@
+"""`python -m yota_src ...` is the `yota-src` command."""
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())
