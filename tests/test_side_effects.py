@@ -185,3 +185,49 @@ def test_a_call_that_takes_another_branch_shows_its_output_once(capsys):
         ys.grad(prints_then_branches, x, dynamic=True)
     assert capsys.readouterr().out == "called with -1.0\ncalled with 1.0\n"
     assert [str(w.message) for w in caught] == ["negative: -1.0"]
+
+
+def divides_under_raise(x):
+    with np.errstate(divide="raise"):
+        y = 1.0 / (x - 0.5)
+    return np.sum(np.nan_to_num(y))
+
+
+def logs_under_ignore(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = np.where(x > 0, np.log(np.abs(x) + (x == 0)), 0.0)
+        with np.errstate(all="raise"):
+            z = np.sqrt(x + 2.0)
+    return np.sum(y) + np.sum(z)
+
+
+def test_errstate_raise_is_kept_in_the_generated_code():
+    ys.grad(divides_under_raise, np.array([1.0, 2.0]))
+    with pytest.raises(FloatingPointError):
+        divides_under_raise(np.array([0.5, 1.0]))
+    with pytest.raises(FloatingPointError):
+        ys.grad(divides_under_raise, np.array([0.5, 1.0]))
+    assert "with np.errstate(divide='raise'):" in ys.simplegrad(
+        divides_under_raise, np.array([1.0, 2.0])).source
+
+
+def test_errstate_blocks_nest_and_cover_the_gradients_of_what_they_compute():
+    x = np.array([-1.0, 0.0, 2.0])
+    df = ys.simplegrad(logs_under_ignore, x)
+    assert "with np.errstate(divide='ignore', invalid='ignore'):" in df.source
+    assert "with np.errstate(divide='raise', invalid='raise', over='raise', under='raise'):" \
+        in df.source
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning escapes the blocks
+        value, dx = df(x)
+    assert value == logs_under_ignore(x)
+    ys.check_grad(logs_under_ignore, np.array([-1.0, 0.5, 2.0]))
+
+
+def test_changing_numpys_error_handling_for_the_process_is_refused():
+    def f(x):
+        np.seterr(divide="ignore")
+        return np.sum(1.0 / x)
+
+    with pytest.raises(ys.errors.UnsupportedSyntaxError, match="np.seterr"):
+        ys.grad(f, np.array([1.0, 2.0]))

@@ -172,6 +172,19 @@ def _refused(fn):
 
 
 _BUILTINS.update({fn: _refused(fn) for fn in (exec, eval, compile, globals, locals, vars)})
+
+
+def _global_setting(fn):
+    def handler(unroller, args, kwargs, node, frame):
+        raise UnsupportedSyntaxError(
+            f"np.{fn.__name__}() changes NumPy's error handling for the whole process",
+            unroller.location_of(node, frame),
+            hint="The generated code would not repeat it: use `with np.errstate(...):` around "
+                 "the lines it concerns, which the generated code keeps.")
+    return handler
+
+
+_BUILTINS.update({fn: _global_setting(fn) for fn in (np.seterr, np.seterrcall)})
 _BUILTINS.update({fn: _native(fn) for fn in (
     max, min, any, all, functools.reduce, copy.copy, copy.deepcopy,
     *(getattr(itertools, name) for name in (

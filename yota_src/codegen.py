@@ -346,12 +346,15 @@ class _Writer:
     # -- the body -----------------------------------------------------------
 
     def body(self) -> list[str]:
+        """The statements, each source line's under a comment naming it; ops
+        computed under `with np.errstate(...)` in the primal (and their
+        gradients) are written inside such a block."""
         lines: list[str] = []
-        group = None
+        group = block = None
         for index, op in enumerate(self.tape.ops):
             if index == self.tape.n_forward and self.kind == "gradient":
                 lines.append("# backward")
-                group = None
+                group = block = None
             try:
                 statements = self.statements(op)
             except CodegenError as error:
@@ -360,11 +363,18 @@ class _Writer:
                 raise CodegenError(error.message, op.loc, error.hint) from None
             if not statements:
                 continue
+            settings = op.loc.errstate if op.loc is not None else None
+            if settings != block:
+                block, group = settings, None
+                if settings:
+                    arguments = ", ".join(f"{name}={value!r}" for name, value in settings)
+                    lines.append(f"with np.errstate({arguments}):")
+            indent = "    " if block else ""
             here = self.group(op)
             if op.loc is not None and here != group:
-                lines.append(f"# {_comment(f'{op.loc.short}  {op.loc.line.strip()}')}")
+                lines.append(indent + f"# {_comment(f'{op.loc.short}  {op.loc.line.strip()}')}")
             group = here
-            lines += statements
+            lines += [indent + line for line in statements]
         lines += self.return_statements()
         return lines
 
@@ -507,7 +517,7 @@ class _Writer:
         folding temporaries."""
         if op is None or op.loc is None:
             return None
-        return (op in self.backward, op.loc.filename, op.loc.lineno)
+        return (op in self.backward, op.loc.filename, op.loc.lineno, op.loc.errstate)
 
     def should_inline(self, op: Op, expr: ast.expr) -> bool:
         users = self.users.get(op, [])

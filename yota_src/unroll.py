@@ -251,6 +251,7 @@ class Unroller:
         self.viewed: dict[int, Traced] = {}  # arrays some view looks into, by id
         self.input_names: dict[Op, str] = {}  # each input's expression, for messages
         self.native: tuple | None = None  # (node, frame) of the call running natively
+        self.errstate: tuple | None = None  # settings of the `with np.errstate` around us
         self.loc: Location | None = None
         self.user_code = True  # False while running adjoint templates
         self.depth = 0
@@ -292,10 +293,13 @@ class Unroller:
         skipped = {f"d{p.name}" for p in rest} - {f"d{name}" for name in needed}
         saved = self.loc, self.user_code, self.native
         self.loc, self.user_code, self.native = loc, False, None
+        errstate = np.errstate(**dict(loc.errstate)) if loc and loc.errstate \
+            else contextlib.nullcontext()  # the primal's error handling, as generated
         try:
-            for stmt in source.node.body:
-                if not (isinstance(stmt, gast.Assign) and _assigned_names(stmt) <= skipped):
-                    self.exec(stmt, frame)
+            with errstate:
+                for stmt in source.node.body:
+                    if not (isinstance(stmt, gast.Assign) and _assigned_names(stmt) <= skipped):
+                        self.exec(stmt, frame)
         finally:
             self.loc, self.user_code, self.native = saved
         return [(name, bound.arguments[name], frame.locals.get(f"d{name}")) for name in needed]
@@ -1073,7 +1077,7 @@ class Unroller:
 
     def exec(self, stmt, frame):
         if self.user_code:
-            self.loc = frame.source.location(stmt)
+            self.loc = self.in_errstate(frame.source.location(stmt))
         handler = self._stmt_handlers.get(type(stmt))
         if handler is None:
             handler = getattr(self, f"exec_{type(stmt).__name__}", None)
@@ -1200,25 +1204,35 @@ class Unroller:
             frame.locals.pop(target.id, None)
 
     def exec_With(self, stmt, frame):
-        """Known context managers (np.errstate, ...) wrap the unrolling itself."""
-        managers = []
-        for item in stmt.items:
-            manager = self.eval(item.context_expr, frame)
-            if not isinstance(manager, KNOWN_CONTEXTS):
-                raise UnsupportedSyntaxError(
-                    f"`with` over {type(manager).__name__} is not supported",
-                    self.location_of(item.context_expr, frame),
-                    hint="Only np.errstate, contextlib.nullcontext and warnings.catch_warnings "
-                         "run through; move other managers outside the differentiated function.")
-            value = manager.__enter__()
-            managers.append(manager)
-            if item.optional_vars is not None:
-                self.bind(item.optional_vars, value, frame)
+        """Known context managers (np.errstate, ...) wrap the unrolling itself.
+        Ops recorded under np.errstate carry its settings in their location,
+        so the generated code computes them (and their gradients) under it."""
+        managers, outer_errstate = [], self.errstate
         try:
+            for item in stmt.items:
+                manager = self.eval(item.context_expr, frame)
+                if not isinstance(manager, KNOWN_CONTEXTS):
+                    raise UnsupportedSyntaxError(
+                        f"`with` over {type(manager).__name__} is not supported",
+                        self.location_of(item.context_expr, frame),
+                        hint="Only np.errstate, contextlib.nullcontext and "
+                             "warnings.catch_warnings run through; move other managers "
+                             "outside the differentiated function.")
+                if isinstance(manager, np.errstate):
+                    self.errstate = _errstate_settings(manager, self.errstate,
+                                                       self.location_of(item.context_expr, frame))
+                value = manager.__enter__()
+                managers.append(manager)
+                if item.optional_vars is not None:
+                    self.bind(item.optional_vars, value, frame)
             self.exec_block(stmt.body, frame)
         finally:
+            self.errstate = outer_errstate
             for manager in reversed(managers):
                 manager.__exit__(None, None, None)
+
+    def in_errstate(self, loc: Location) -> Location:
+        return loc if self.errstate is None else replace(loc, errstate=self.errstate)
 
     def exec_Try(self, stmt, frame):
         """The body runs through; an exception while unrolling it cannot be
@@ -1356,7 +1370,7 @@ class Unroller:
                 kwargs[keyword.arg] = self.eval(keyword.value, frame)
         saved = self.loc, self.native
         if self.user_code:
-            self.loc = frame.source.location(node)  # errors point at the call
+            self.loc = self.in_errstate(frame.source.location(node))  # errors point at the call
         self.native = (node, frame)  # what native code decides is named after the call
         try:
             return self.call(fn, tuple(args), kwargs, node, frame)
@@ -1511,7 +1525,7 @@ class Unroller:
     def location_of(self, node, frame) -> Location | None:
         if node is None or frame is None:
             return self.loc
-        return frame.source.location(node) if self.user_code else self.loc
+        return self.in_errstate(frame.source.location(node)) if self.user_code else self.loc
 
     def unsupported(self, node, frame, what: str) -> UnsupportedSyntaxError:
         return UnsupportedSyntaxError(f"{what} is not supported", self.location_of(node, frame),
@@ -1526,6 +1540,31 @@ _REWRITES = {
     gast.Await: "Differentiate a plain (synchronous) function.",
     gast.ClassDef: "Define the class at module level.",
 }
+
+
+_ERROR_CATEGORIES = ("divide", "over", "under", "invalid")
+
+
+def _errstate_settings(manager, outer: tuple | None, where) -> tuple:
+    """The settings an np.errstate makes, per category, over those around it."""
+    if hasattr(manager, "kwargs"):  # NumPy 1
+        given, call = dict(manager.kwargs), getattr(manager, "call", None)
+    else:
+        given = {name: getattr(manager, f"_{name}", None)
+                 for name in ("all", *_ERROR_CATEGORIES)}
+        call = getattr(manager, "_call", None)
+    given.pop("call", None)
+    if callable(call):
+        raise UnsupportedSyntaxError(
+            "np.errstate(call=...) is not supported", where,
+            hint="The generated code cannot name your error callback; use the settings "
+                 "'ignore', 'warn', 'raise' or 'print'.")
+    settings = dict(outer or ())
+    if given.get("all") is not None:
+        settings.update(dict.fromkeys(_ERROR_CATEGORIES, given["all"]))
+    settings.update({name: given[name] for name in _ERROR_CATEGORIES
+                     if given.get(name) is not None})
+    return tuple(sorted(settings.items()))
 
 
 def _random_state(generator):
