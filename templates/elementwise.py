@@ -8,7 +8,7 @@ import numpy as np
 from yota_src import primitives
 from yota_src.rules import adjoint
 
-from .helpers import unbroadcast
+from .helpers import divide, unbroadcast
 
 # --- exponentials and logarithms ---------------------------------------------
 
@@ -65,7 +65,8 @@ def logaddexp2(dy, y, a, b):
 
 @adjoint(np.sqrt, math.sqrt)
 def sqrt(dy, y, x):
-    dx = dy / (2 * y)
+    """Infinite at 0: inf, as NumPy's arithmetic gives (also for math.sqrt)."""
+    dx = divide(dy, 2 * y)
 
 
 @adjoint(np.cbrt)
@@ -118,14 +119,16 @@ def arctan(dy, y, x):
 
 @adjoint(np.arctan2, math.atan2)
 def arctan2(dy, y, a, b):
-    da = unbroadcast(dy * b / (a * a + b * b), a)
-    db = unbroadcast(-dy * a / (a * a + b * b), b)
+    """Undefined at the origin: nan there, as NumPy's arithmetic gives."""
+    da = unbroadcast(divide(dy * b, a * a + b * b), a)
+    db = unbroadcast(divide(-dy * a, a * a + b * b), b)
 
 
 @adjoint(np.hypot, math.hypot)
 def hypot(dy, y, a, b):
-    da = unbroadcast(dy * a / y, a)
-    db = unbroadcast(dy * b / y, b)
+    """Undefined at the origin: nan there, as NumPy's arithmetic gives."""
+    da = unbroadcast(divide(dy * a, y), a)
+    db = unbroadcast(divide(dy * b, y), b)
 
 
 @adjoint(np.sinh, math.sinh)

@@ -8,6 +8,7 @@ or nothing when the shapes already match.
 import numpy as np
 
 from yota_src import primitives
+from yota_src.traced import is_static
 
 
 def axes_argument(axes):
@@ -45,6 +46,39 @@ def cast(g, like):
     if isinstance(g, (np.ndarray, np.generic)):
         return g.astype(dtype)
     return dtype.type(g)
+
+
+def python_numbers(*values):
+    """True when every value is a Python int or float (not a NumPy scalar):
+    their arithmetic raises ZeroDivisionError where NumPy's gives inf or nan."""
+    return all(type(value) in (int, float) for value in values)
+
+
+def divide(a, b):
+    """a / b in NumPy's arithmetic: where b is 0 the result is inf or nan, with
+    NumPy's warning, also for Python floats (`math.sqrt` at 0)."""
+    return np.divide(a, b) if python_numbers(a, b) else a / b
+
+
+def power_base_gradient(dy, a, b):
+    """dy * d(a ** b)/da = dy * b * a ** (b - 1), exactly 0 where b == 0 (a ** 0
+    is 1 for every a, 0 included), so no 0 * inf is formed; where it is infinite
+    (0 ** 0.5) it is inf, in NumPy's arithmetic also for Python floats."""
+    if is_static(b):
+        if b == 1:
+            return dy
+        if b > 1 or not python_numbers(a):
+            return dy * b * a ** (b - 1)
+        return dy * b * np.power(a, b - 1)  # a Python float: 0.0 ** -0.5 would raise
+    return dy * b * np.power(a, np.where(b == 0, 1, b - 1))
+
+
+def log_of_base(a):
+    """log a, for d(a ** b)/db = a ** b * log a; taken as 0 where a == 0, since
+    0 ** b is 0 for every b > 0 (so no 0 * -inf is formed)."""
+    if is_static(a):
+        return float(np.log(a))  # a number in the generated code, not a constant array
+    return np.log(np.where(a == 0, 1, a))
 
 
 def expand(g, a, axis, keepdims):

@@ -1,6 +1,9 @@
 """NumPy breadth: each rule against central finite differences, on several
 shapes (0-d, broadcasting, axis tuples, keepdims) -- issue 4's families."""
 
+import math
+import warnings
+
 import numpy as np
 import pytest
 
@@ -63,6 +66,84 @@ def test_clip_with_static_and_traced_bounds():
     x = uniform((4, 5), -2, 2)
     check(np.clip, x, -0.5, 0.5)
     check(np.clip, x, uniform((5,), -1.0, -0.2, 1), uniform((4, 1), 0.2, 1.0, 2))
+
+
+# --- powers and divisions where Python's arithmetic and NumPy's part ---------------
+
+def constant_power_plus(t):
+    return t ** 0 + t
+
+
+def polynomial(x):
+    return np.sum(sum(c * x ** k for k, c in enumerate([1.0, 2.0, 3.0])))
+
+
+@pytest.mark.parametrize("fn, x", [(constant_power_plus, 0.0),
+                                   (polynomial, np.array([0.0, 1.0])),
+                                   (polynomial, np.zeros((2, 2)))],
+                         ids=["float", "vector", "matrix"])
+def test_a_static_zero_exponent_passes_nothing_to_the_base(fn, x):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no 0 * inf is formed, not even where it is discarded
+        ys.check_grad(fn, x)
+        assert "** -1" not in ys.simplegrad(fn, x).source
+
+
+def power_of(x, y):
+    return np.sum(x ** y)
+
+
+@pytest.mark.parametrize("x, y", [
+    (np.array([0.0, 0.0, 1.0, 2.0]), np.array([2.0, 1.0, 0.0, 0.0])),
+    (np.array([[0.0], [1.5]]), np.array([1.0, 2.0, 3.0])),
+], ids=["elementwise", "broadcast"])
+def test_traced_bases_and_exponents_at_zero_are_exact(x, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ys.check_grad(power_of, x, y)
+
+
+def test_the_base_of_a_zero_exponent_gets_zero_at_zero():
+    _, g = ys.grad(power_of, np.zeros(2), np.zeros(2))
+    assert np.array_equal(g[0], np.zeros(2))
+
+
+def float_square_root(t):
+    return t ** 0.5
+
+
+def math_square_root(t):
+    return math.sqrt(t)
+
+
+def numpy_square_roots(x):
+    return np.sum(np.sqrt(x))
+
+
+@pytest.mark.parametrize("fn, x", [(float_square_root, 0.0), (math_square_root, 0.0),
+                                   (numpy_square_roots, np.array([0.0, 4.0]))],
+                         ids=["float-power", "math.sqrt", "np.sqrt"])
+def test_an_infinite_derivative_is_inf_with_numpys_warning(fn, x):
+    with pytest.warns(RuntimeWarning, match="divide by zero"):
+        _, g = ys.grad(fn, x)
+    assert np.ravel(g[0])[0] == np.inf
+
+
+def math_hypot(a, b):
+    return math.hypot(a, b)
+
+
+def numpy_hypot(a, b):
+    return np.sum(np.hypot(a, b))
+
+
+@pytest.mark.parametrize("fn, a, b", [(math_hypot, 0.0, 0.0),
+                                      (numpy_hypot, np.zeros(2), np.zeros(2))],
+                         ids=["math.hypot", "np.hypot"])
+def test_an_undefined_derivative_is_nan_with_numpys_warning(fn, a, b):
+    with pytest.warns(RuntimeWarning, match="invalid value"):
+        _, g = ys.grad(fn, a, b)
+    assert np.all(np.isnan(g[0]))
 
 
 # --- reductions -------------------------------------------------------------------
