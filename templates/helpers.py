@@ -122,6 +122,18 @@ def reverse_cumsum(g, axis):
     return np.flip(np.cumsum(np.flip(g, axis), axis=axis), axis)
 
 
+def cumprod_gradient(dy, y, a, axis):
+    """The gradient of y = cumprod(a, axis): the sum over j >= i of dy_j y_j / a_i,
+    and exact where `a` has zeros. Past the first zero along the axis every
+    product is 0, and so is that sum; at the first zero itself the products
+    that skip it are the cumulative products with it taken as 1."""
+    zero = a == 0
+    first = zero & (np.cumsum(zero, axis=axis) == 1)
+    skipping = np.cumprod(np.where(first, 1, a), axis=axis)
+    return np.where(first, reverse_cumsum(dy * skipping, axis),
+                    reverse_cumsum(dy * y, axis) / np.where(zero, 1, a))
+
+
 def along(axis, part):
     """An index taking `part` (a slice) along `axis`, everything elsewhere."""
     return (slice(None),) * axis + (part,)

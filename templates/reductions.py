@@ -7,6 +7,7 @@ from yota_src.rules import adjoint
 from .helpers import (
     aligned_weights,
     cast,
+    cumprod_gradient,
     expand,
     product_of_others,
     reverse_cumsum,
@@ -72,11 +73,11 @@ def cumsum(dy, y, a, axis=None, dtype=None):
 
 @adjoint(np.cumprod)
 def cumprod(dy, y, a, axis=None, dtype=None):
-    """Through y / a: defined where `a` has no zeros (as in HIPS autograd)."""
+    """Each element's gradient is a sum of products of the others: exact with zeros too."""
     if axis is None:
-        da = np.reshape(reverse_cumsum(dy * y, 0), np.shape(a)) / a
+        da = np.reshape(cumprod_gradient(dy, y, np.ravel(a), 0), np.shape(a))
     else:
-        da = reverse_cumsum(dy * y, axis) / a
+        da = cumprod_gradient(dy, y, a, axis)
 
 
 @adjoint(np.linalg.norm)

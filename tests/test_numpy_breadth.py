@@ -178,6 +178,14 @@ def test_cumulative(fn, axis):
     check(fn, uniform((3, 4), 0.5, 1.5), axis=axis)
 
 
+@pytest.mark.parametrize("axis", [None, 1, 0])
+def test_cumprod_with_zeros_is_exact(axis):
+    x = np.array([[1.5, 0.0, 2.0, 0.0, 3.0], [0.0, 1.2, 0.7, 1.1, 0.9], [0.5, 0.6, 0.7, 0.8, 0.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no 0 / 0
+        check(np.cumprod, x, axis=axis)
+
+
 @pytest.mark.parametrize("ord, axis", [(None, None), (1, None), (2, None), (np.inf, None),
                                        (-np.inf, None), (3, None), (None, 1), (1, 0),
                                        (np.inf, 1), ("fro", None), (None, (0, 1))], ids=str)
