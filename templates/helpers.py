@@ -101,6 +101,30 @@ def zeros_like_input(a):
     return np.zeros(np.shape(a), dtype)
 
 
+def index_order(a, order):
+    """"C" or "F": the index order in which np.ravel or np.reshape reads `a`
+    for `order`. "A" and "K" follow a's memory layout, which the gradient is
+    not otherwise specialised to: the layout read is guarded. "K" of an array
+    laid out in neither order (a strided or permuted view) is refused."""
+    order = "C" if order is None else order.upper()
+    if order in ("C", "F") or sum(n > 1 for n in np.shape(a)) < 2:
+        return "C" if order != "F" else "F"  # one long axis: every order reads alike
+    if np.isfortran(a):  # Fortran-contiguous, so not C-contiguous: guarded
+        return "F"
+    if order == "A" or np.isfortran(np.transpose(a)):  # "K": C-contiguous, guarded
+        return "C"
+    raise NotImplementedError("np.ravel(..., order='K') of an array that is neither C- nor "
+                              "Fortran-contiguous reads it in the order of its strides; "
+                              "copy it first (np.ascontiguousarray) or pass order='C'")
+
+
+def reshape_back(dy, a, order):
+    """`dy` reshaped to a's shape, written in `order`."""
+    if order == "F":
+        return np.reshape(dy, np.shape(a), order="F")
+    return np.reshape(dy, np.shape(a))
+
+
 def selects_everything(index):
     """True for indices made only of `:`, `None` and `...`: they reshape, not select."""
     items = index if isinstance(index, tuple) else (index,)

@@ -249,6 +249,58 @@ def test_shape_functions(fn, shapes, kwargs):
     check(fn, *(uniform(shape, seed=i) for i, shape in enumerate(shapes)), **kwargs)
 
 
+W6 = np.arange(1.0, 7.0)
+
+
+def ravel_transposed(x, order):
+    return np.sum(np.ravel(x.T, order) * W6)
+
+
+def flatten_transposed(x, order):
+    return np.sum(x.T.flatten(order) * W6)
+
+
+def reshape_transposed(x, order):
+    return np.sum(np.reshape(x.T, (2, 3), order=order) * np.reshape(W6, (2, 3)))
+
+
+def reshape_method(x, order):
+    return np.sum(x.reshape(3, 2, order=order) * np.reshape(W6, (3, 2)))
+
+
+ORDERS = [(fn, order) for fn in (ravel_transposed, flatten_transposed)
+          for order in ("C", "F", "A", "K", "f", None)] + [
+          (fn, order) for fn in (reshape_transposed, reshape_method)
+          for order in ("C", "F", "A", "a")]  # np.reshape has no order "K"
+
+
+@pytest.mark.parametrize("fn, order", ORDERS, ids=[f"{f.__name__}-{o}" for f, o in ORDERS])
+def test_ravel_flatten_and_reshape_read_in_their_order(fn, order):
+    ys.check_grad(fn, uniform((2, 3)), order)  # x.T is Fortran-contiguous
+
+
+def ravel_any_order(x):
+    return np.sum(np.ravel(x, "A") * W6)
+
+
+def test_ravel_in_memory_order_is_guarded_on_the_layout():
+    df = ys.simplegrad(ravel_any_order, uniform((2, 3)))
+    assert np.allclose(df(uniform((2, 3)))[1], np.reshape(W6, (2, 3)))
+    with pytest.raises(ys.errors.ControlFlowChanged, match="isfortran"):
+        df(np.asfortranarray(uniform((2, 3))))
+    _, g = ys.grad(ravel_any_order, np.asfortranarray(uniform((2, 3))), dynamic=True)
+    assert np.allclose(g[0], np.reshape(W6, (3, 2)).T)
+
+
+def ravel_a_strided_view(x):
+    return np.sum(np.ravel(x[:, ::2], "K") * W6[:4])
+
+
+def test_ravel_in_stride_order_of_a_strided_view_is_refused():
+    with pytest.raises(ys.errors.NoDiffRuleError, match="order='K'"):
+        ys.grad(ravel_a_strided_view, uniform((2, 4)))
+
+
 def joins(a, b, c):
     return (np.sum(np.concatenate([a, b], axis=0) ** 2) + np.sum(np.stack([a, b], axis=-1) * 3.0)
             + np.sum(np.hstack([a, b]) ** 3) + np.sum(np.vstack([a[0], b[1]]) * 2.0)
