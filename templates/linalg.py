@@ -8,6 +8,7 @@ from yota_src.rules import adjoint
 
 from .contractions import (
     einsum_operand_gradient,
+    einsum_text,
     kron_left,
     kron_right,
     matmul_left,
@@ -65,9 +66,17 @@ def tensordot(dy, y, a, b, axes=2):
 @adjoint(np.einsum)
 def einsum(dy, y, subscripts, *operands, **kw):
     """Each operand's gradient is another einsum: the output and the other
-    operands contracted back to this operand's subscripts."""
-    doperands = [einsum_operand_gradient(dy, subscripts, operands, i)
-                 for i in range(len(operands))]
+    operands contracted back to this operand's subscripts (an ellipsis spelled
+    as letters). The interleaved form einsum(a, [0, 1], b, [1]) too."""
+    text, arrays = einsum_text(subscripts, operands)
+    grads = [einsum_operand_gradient(dy, text, arrays, i) for i in range(len(arrays))]
+    if isinstance(subscripts, str):
+        doperands = grads
+    else:  # arrays alternate with their sublists (and an output's), which have no gradient
+        dsubscripts = grads[0]
+        doperands = [None] * len(operands)
+        for i in range(1, len(arrays)):
+            doperands[2 * i - 1] = grads[i]
 
 
 @adjoint(np.kron)

@@ -361,7 +361,12 @@ EINSUMS = [("ij,jk->ik", [(2, 3), (3, 4)]), ("ij->", [(2, 3)]), ("ij->j", [(2, 3
            ("...ij,...jk->...ik", [(5, 2, 3), (5, 3, 4)]), ("i,i->", [(4,), (4,)]),
            ("ij,ij->ij", [(2, 3), (2, 3)]), ("ij,jk", [(2, 3), (3, 4)]),
            ("bij,jk->bk", [(2, 3, 4), (4, 5)]), ("i,j->ij", [(3,), (2,)]),
-           ("...i,...i->...", [(2, 3, 4), (3, 4)]), ("ijk->kj", [(2, 3, 4)])]
+           ("...i,...i->...", [(2, 3, 4), (3, 4)]), ("ijk->kj", [(2, 3, 4)]),
+           ("...j,j->...", [(3, 3), (3,)]), ("...j,j", [(4, 2, 3), (3,)]),
+           ("...ij,...j->...i", [(2, 3, 4), (4,)]), ("i...,i...->...", [(3, 2, 1), (3, 1, 4)]),
+           ("...i,...i", [(2, 1, 3), (5, 3)]), ("...,...->...", [(2, 3), (3,)]),
+           ("a...b,b->...", [(2, 3, 4, 5), (5,)]), ("i,...", [(3,), (2, 2)]),
+           ("ij,kj->ik", [(1, 3), (4, 3)]), ("ba", [(2, 3)]), ("bA", [(2, 3)])]
 
 
 @pytest.mark.parametrize("subscripts, shapes", EINSUMS, ids=[s for s, _ in EINSUMS])
@@ -373,6 +378,23 @@ def test_einsum(subscripts, shapes):
         return np.sum(np.einsum(subscripts, *arrays) * w)
 
     ys.check_grad(contract, w, *arrays)
+
+
+def interleaved(a, b, c):
+    return (np.sum(np.einsum(a, [0, 1], b, [1]) ** 2)
+            + np.sum(np.einsum(a, [0, Ellipsis], c, [Ellipsis, 2], [Ellipsis, 0, 2]) ** 2))
+
+
+def test_einsum_in_interleaved_form():
+    ys.check_grad(interleaved, uniform((2, 3)), uniform((3,), seed=1), uniform((3, 4), seed=2))
+
+
+def einsum_of_an_outer_product(x):
+    return np.sum(np.einsum("...j,j->...", np.outer(x, x), x))
+
+
+def test_einsum_with_an_ellipsis_of_traced_values():
+    ys.check_grad(einsum_of_an_outer_product, np.array([0.5, 1.5, 2.0]))
 
 
 PRODUCTS = [(np.vdot, [(2, 3), (3, 2)], {}), (np.inner, [(4,), (4,)], {}),
