@@ -459,6 +459,117 @@ def test_eigh():
     ys.check_grad(eigh_of, uniform((3, 3)), uniform((3,), seed=1), uniform((3, 3), seed=2))
 
 
+def symmetric_in_one_triangle(shape, uplo, seed=0):
+    """A positive definite matrix in the triangle `uplo` ("L" or "U"), other
+    values in the other one: NumPy reads only the first."""
+    b = uniform(shape, seed=seed)
+    s = b @ np.swapaxes(b, -1, -2) + 3.0 * np.eye(shape[-1])
+    other = np.triu(uniform(shape, seed=seed + 1), 1)
+    return s + (other if uplo.upper() == "L" else np.swapaxes(other, -1, -2))
+
+
+def cholesky_factor(a, w, upper):
+    return np.sum(np.linalg.cholesky(a, upper=upper) * w)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4)], ids=str)
+def test_cholesky_reads_one_triangle(shape, upper):
+    a = symmetric_in_one_triangle(shape, "U" if upper else "L")
+    ys.check_grad(cholesky_factor, a, uniform(shape, seed=5), upper)
+
+
+def eigh_both(a, w, wv, uplo):
+    values, vectors = np.linalg.eigh(a, uplo)
+    return np.sum(values * w) + np.sum(np.abs(vectors) * wv)
+
+
+def eigh_values(a, w, uplo):
+    return np.sum(np.linalg.eigh(a, UPLO=uplo)[0] * w)
+
+
+def eigvalsh_values(a, w, uplo):
+    return np.sum(np.linalg.eigvalsh(a, UPLO=uplo) * w)
+
+
+@pytest.mark.parametrize("uplo", ["L", "U", "u"])
+@pytest.mark.parametrize("shape", [(3, 3), (2, 3, 3)], ids=str)
+def test_eigh_and_eigvalsh_read_one_triangle(shape, uplo):
+    a = symmetric_in_one_triangle(shape, uplo) + np.diag([0.0, 3.0, 7.0])
+    w = uniform(shape[:-1], seed=6)
+    ys.check_grad(eigh_both, a, w, uniform(shape, seed=7), uplo)
+    ys.check_grad(eigh_values, a, w, uplo)
+    ys.check_grad(eigvalsh_values, a, w, uplo)
+
+
+@pytest.mark.parametrize("fn", [eigh_values, eigvalsh_values], ids=lambda f: f.__name__)
+def test_eigenvalues_alone_need_no_gap_between_them(fn):
+    """A sum of eigenvalues weighted alike within each repeated one is smooth."""
+    a = np.diag([1.0, 1.0, 2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no division by a zero gap
+        ys.check_grad(fn, a, np.array([0.5, 0.5, 2.0]), "L")
+        assert np.allclose(ys.grad(fn, np.eye(3), np.ones(3), "L")[1][0], np.eye(3))
+
+
+def determinant(a):
+    return np.sum(np.linalg.det(a))
+
+
+RANK_DEFICIENT = {
+    "rank n-1": np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.5], [0.5, 1.0, 0.1]]),
+    "rank n-2": np.outer([0.5, 1.5, 2.0], [1.0, -1.0, 0.5]),
+    "zero": np.zeros((2, 2)),
+    "stack": np.stack([np.outer([1.0, 2.0, 3.0], [3.0, 2.0, 1.0]), well_conditioned((3, 3))]),
+}
+
+
+@pytest.mark.parametrize("a", RANK_DEFICIENT.values(), ids=RANK_DEFICIENT.keys())
+def test_determinant_of_singular_matrices_is_the_adjugate(a):
+    ys.check_grad(determinant, a)
+
+
+def cofactors(a):
+    """The gradient of det by its definition: signed minors."""
+    n = len(a)
+    return np.array([[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(a, i, 0), j, 1))
+                      for j in range(n)] for i in range(n)])
+
+
+@pytest.mark.parametrize("rank", ["rank n-1", "rank n-2"])
+def test_determinant_gradient_of_singular_matrices_is_exact(rank):
+    a = RANK_DEFICIENT[rank]
+    _, g = ys.grad(determinant, a)
+    assert np.allclose(g[0], cofactors(a), rtol=1e-12, atol=1e-12)
+    assert rank == "rank n-1" or np.allclose(g[0], 0.0, atol=1e-12)
+
+
+def sign_times_log(a):
+    return np.linalg.slogdet(a)[0] * np.linalg.slogdet(a)[1]
+
+
+def named_parts(a):
+    return np.sum(np.linalg.slogdet(a).logabsdet * 2.0 + np.linalg.slogdet(a).sign)
+
+
+def of_a_diagonal(x):
+    return np.linalg.slogdet(np.diag(x))[0] * np.linalg.slogdet(np.diag(x))[1]
+
+
+@pytest.mark.parametrize("fn, a", [(sign_times_log, well_conditioned((3, 3))),
+                                   (named_parts, -well_conditioned((2, 3, 3))),
+                                   (of_a_diagonal, np.array([0.5, -1.5, 2.0]))],
+                         ids=["sign-times-log", "named", "diagonal"])
+def test_the_sign_of_slogdet_passes_no_gradient(fn, a):
+    ys.check_grad(fn, a)
+
+
+def test_slogdet_of_a_singular_matrix_is_refused_at_the_users_line():
+    with pytest.raises(ys.errors.NoDiffRuleError, match="slogdet") as error:
+        ys.grad(log_abs_det, RANK_DEFICIENT["rank n-1"])
+    assert "test_numpy_breadth.py" in str(error.value)
+
+
 @pytest.mark.parametrize("shape", [(4, 3), (3, 3)], ids=str)
 def test_qr(shape):
     ys.check_grad(qr_of, well_conditioned(shape) if shape[0] == shape[1] else uniform(shape),
