@@ -7,6 +7,7 @@ import numpy as np
 
 from yota_src import primitives
 from yota_src.rules import adjoint
+from yota_src.traced import is_static
 
 from .helpers import divide, unbroadcast
 
@@ -205,18 +206,41 @@ def heaviside(dy, y, x1, x2):
     dx2 = unbroadcast(dy * (x1 == 0), x2)
 
 
-@adjoint(np.maximum, np.fmax)
+@adjoint(np.maximum)
 def maximum(dy, y, a, b):
-    """Ties send half the gradient to each side."""
+    """Ties send half the gradient to each side. A NaN argument makes the
+    result NaN whatever the other is, so the other gets none."""
     da = unbroadcast(dy * np.where(a == b, 0.5, a > b), a)
     db = unbroadcast(dy * np.where(a == b, 0.5, a < b), b)
 
 
-@adjoint(np.minimum, np.fmin)
+@adjoint(np.minimum)
 def minimum(dy, y, a, b):
-    """Ties send half the gradient to each side."""
+    """Ties send half the gradient to each side. A NaN argument makes the
+    result NaN whatever the other is, so the other gets none."""
     da = unbroadcast(dy * np.where(a == b, 0.5, a < b), a)
     db = unbroadcast(dy * np.where(a == b, 0.5, a > b), b)
+
+
+@adjoint(np.fmax)
+def fmax(dy, y, a, b):
+    """As np.maximum, except that fmax(a, nan) is a: the number gets the gradient."""
+    da = unbroadcast(dy * np.where(a == b, 0.5, or_where_nan(a > b, b)), a)
+    db = unbroadcast(dy * np.where(a == b, 0.5, or_where_nan(a < b, a)), b)
+
+
+@adjoint(np.fmin)
+def fmin(dy, y, a, b):
+    """As np.minimum, except that fmin(a, nan) is a: the number gets the gradient."""
+    da = unbroadcast(dy * np.where(a == b, 0.5, or_where_nan(a < b, b)), a)
+    db = unbroadcast(dy * np.where(a == b, 0.5, or_where_nan(a > b, a)), b)
+
+
+def or_where_nan(wins, other):
+    """`wins`, and true where `other` is NaN (nothing to add for a static number)."""
+    if is_static(other) and not np.isnan(other):
+        return wins
+    return wins | np.isnan(other)
 
 
 @adjoint(np.clip)

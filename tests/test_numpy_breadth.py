@@ -62,6 +62,51 @@ def test_binary(fn, a_range, b_range, shapes):
     check(fn, uniform(shapes[0], *a_range), uniform(shapes[1], *b_range, seed=1))
 
 
+WITH_NANS = np.array([[0.9, np.nan, -0.2], [np.nan, 0.1, np.nan]])
+W23 = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+
+
+def fmin_nan_second(x):
+    return np.sum(np.fmin(x, WITH_NANS) * W23)
+
+
+def fmax_nan_first(x):
+    return np.sum(np.fmax(WITH_NANS, x) * W23)
+
+
+@pytest.mark.parametrize("fn", [fmin_nan_second, fmax_nan_first], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("shape", [(2, 3), (3,)], ids=str)
+def test_fmin_and_fmax_pass_the_gradient_to_the_number_beside_a_nan(fn, shape):
+    ys.check_grad(fn, uniform(shape, -0.5, 0.5))
+
+
+def fmax_of_traced_nans(x, y):
+    return np.sum(np.fmax(x, y) * np.array([1.0, 2.0, 3.0]))
+
+
+def test_fmax_of_two_traced_arguments_with_nans():
+    _, g = ys.grad(fmax_of_traced_nans, np.array([0.5, np.nan, 0.2]), np.array([np.nan, 0.7, 0.1]))
+    assert np.array_equal(g[0], [1.0, 0.0, 3.0]) and np.array_equal(g[1], [0.0, 2.0, 0.0])
+
+
+def maximum_with_nans(x):
+    return np.sum(np.maximum(x, WITH_NANS) * W23)
+
+
+def minimum_with_nans(x):
+    return np.sum(np.minimum(WITH_NANS, x) * W23)
+
+
+@pytest.mark.parametrize("fn", [maximum_with_nans, minimum_with_nans], ids=lambda f: f.__name__)
+def test_maximum_and_minimum_beside_a_nan_pass_no_gradient(fn):
+    """The result is NaN whatever the number is: its derivative is 0."""
+    x = np.array([[0.5, 0.5, 0.5], [-0.5, -0.5, -0.5]])
+    with np.errstate(invalid="ignore"):
+        wins = (x > WITH_NANS) if fn is maximum_with_nans else (x < WITH_NANS)
+    _, g = ys.grad(fn, x)
+    assert np.array_equal(g[0], np.where(np.isnan(WITH_NANS), 0.0, wins * W23))
+
+
 def test_clip_with_static_and_traced_bounds():
     x = uniform((4, 5), -2, 2)
     check(np.clip, x, -0.5, 0.5)
