@@ -9,7 +9,7 @@ from yota_src import primitives
 from yota_src.rules import adjoint
 from yota_src.traced import is_static
 
-from .helpers import divide, unbroadcast
+from .helpers import divide, masked, tie_share, unbroadcast
 
 # --- exponentials and logarithms ---------------------------------------------
 
@@ -203,37 +203,37 @@ def nextafter(dy, y, x1, x2):
 @adjoint(np.heaviside)
 def heaviside(dy, y, x1, x2):
     """x2 is the value taken where x1 == 0; elsewhere the step is constant."""
-    dx2 = unbroadcast(dy * (x1 == 0), x2)
+    dx2 = unbroadcast(masked(dy, x1 == 0), x2)
 
 
 @adjoint(np.maximum)
 def maximum(dy, y, a, b):
     """Ties send half the gradient to each side. A NaN argument makes the
     result NaN whatever the other is, so the other gets none."""
-    da = unbroadcast(dy * np.where(a == b, 0.5, a > b), a)
-    db = unbroadcast(dy * np.where(a == b, 0.5, a < b), b)
+    da = unbroadcast(tie_share(dy, a > b, a == b), a)
+    db = unbroadcast(tie_share(dy, a < b, a == b), b)
 
 
 @adjoint(np.minimum)
 def minimum(dy, y, a, b):
     """Ties send half the gradient to each side. A NaN argument makes the
     result NaN whatever the other is, so the other gets none."""
-    da = unbroadcast(dy * np.where(a == b, 0.5, a < b), a)
-    db = unbroadcast(dy * np.where(a == b, 0.5, a > b), b)
+    da = unbroadcast(tie_share(dy, a < b, a == b), a)
+    db = unbroadcast(tie_share(dy, a > b, a == b), b)
 
 
 @adjoint(np.fmax)
 def fmax(dy, y, a, b):
     """As np.maximum, except that fmax(a, nan) is a: the number gets the gradient."""
-    da = unbroadcast(dy * np.where(a == b, 0.5, or_where_nan(a > b, b)), a)
-    db = unbroadcast(dy * np.where(a == b, 0.5, or_where_nan(a < b, a)), b)
+    da = unbroadcast(tie_share(dy, or_where_nan(a > b, b), a == b), a)
+    db = unbroadcast(tie_share(dy, or_where_nan(a < b, a), a == b), b)
 
 
 @adjoint(np.fmin)
 def fmin(dy, y, a, b):
     """As np.minimum, except that fmin(a, nan) is a: the number gets the gradient."""
-    da = unbroadcast(dy * np.where(a == b, 0.5, or_where_nan(a < b, b)), a)
-    db = unbroadcast(dy * np.where(a == b, 0.5, or_where_nan(a > b, a)), b)
+    da = unbroadcast(tie_share(dy, or_where_nan(a < b, b), a == b), a)
+    db = unbroadcast(tie_share(dy, or_where_nan(a > b, a), a == b), b)
 
 
 def or_where_nan(wins, other):
@@ -249,9 +249,9 @@ def clip(dy, y, a, a_min=None, a_max=None):
     above = a >= a_min if a_min is not None else True
     below = a <= a_max if a_max is not None else True
     inside = above & below
-    da = unbroadcast(dy * inside, a)
-    da_min = unbroadcast(dy * (a < a_min), a_min)
-    da_max = unbroadcast(dy * (a > a_max), a_max)
+    da = unbroadcast(masked(dy, inside), a)
+    da_min = unbroadcast(masked(dy, a < a_min), a_min)
+    da_max = unbroadcast(masked(dy, a > a_max), a_max)
 
 
 @adjoint(np.where)
@@ -277,7 +277,7 @@ def fmod(dy, y, a, b):
 @adjoint(np.nan_to_num)
 def nan_to_num(dy, y, x, copy=True, nan=0.0, posinf=None, neginf=None):
     """Only the finite entries pass their gradient on."""
-    dx = dy * np.isfinite(x)
+    dx = masked(dy, np.isfinite(x))
 
 
 @adjoint(float, primitives.item)

@@ -81,6 +81,25 @@ def log_of_base(a):
     return np.log(np.where(a == 0, 1, a))
 
 
+def masked(g, mask):
+    """g where `mask` holds, exactly 0 elsewhere: there the result does not
+    depend on this argument, so an infinite g (sqrt at 0 downstream) must not
+    make 0 * inf = nan. Scalars are multiplied, so a float's gradient stays a
+    number."""
+    if is_static(mask):
+        return g if mask else 0
+    if np.ndim(g) == 0 and np.ndim(mask) == 0:
+        return g * mask
+    return np.where(mask, g, 0)
+
+
+def tie_share(g, wins, ties):
+    """g where `wins`, half of it at `ties`, exactly 0 elsewhere (see masked)."""
+    if np.ndim(g) == 0 and np.ndim(wins) == 0:
+        return g * np.where(ties, 0.5, wins)
+    return np.where(wins, g, np.where(ties, 0.5 * g, 0))
+
+
 def expand(g, a, axis, keepdims):
     """Re-insert the axes a reduction over `axis` removed, for broadcasting."""
     if axis is None or keepdims:

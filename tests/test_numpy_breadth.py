@@ -107,6 +107,45 @@ def test_maximum_and_minimum_beside_a_nan_pass_no_gradient(fn):
     assert np.array_equal(g[0], np.where(np.isnan(WITH_NANS), 0.0, wins * W23))
 
 
+def root_of_relu(x):
+    return np.sum(np.sqrt(np.maximum(x, 0.0)))
+
+
+def root_of_clip(x):
+    return np.sum(np.sqrt(np.clip(x, 0.0, 1.0)))
+
+
+def root_of_fmax(x):
+    return np.sum(np.sqrt(np.fmax(0.0, x)))
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
+@pytest.mark.parametrize("x", [np.array([-1.0, 0.25, 4.0]), np.array([[-0.5, 0.5], [-2.0, 0.81]])],
+                         ids=["vector", "matrix"])
+@pytest.mark.parametrize("fn", [root_of_relu, root_of_clip, root_of_fmax], ids=lambda f: f.__name__)
+def test_a_mask_passes_exactly_zero_where_an_infinite_gradient_arrives(fn, x):
+    """sqrt(max(x, 0)) is constant where x < 0: 0 there, not 0 * inf."""
+    ys.check_grad(fn, x)
+
+
+def root_of_column_max(x):
+    return np.sum(np.sqrt(np.max(x, axis=0)))
+
+
+def root_of_finite(x):
+    return np.sum(np.sqrt(np.nan_to_num(x)))
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
+@pytest.mark.parametrize("fn, x, expected", [
+    (root_of_column_max, np.array([[0.0, 1.0], [-1.0, 4.0]]), [[np.inf, 0.0], [0.0, 0.25]]),
+    (root_of_finite, np.array([np.nan, 4.0]), [0.0, 0.25]),
+], ids=["max", "nan_to_num"])
+def test_a_reduction_or_replacement_passes_exactly_zero_beside_an_infinite_gradient(fn, x,
+                                                                                     expected):
+    assert np.array_equal(ys.grad(fn, x)[1][0], expected)
+
+
 def test_clip_with_static_and_traced_bounds():
     x = uniform((4, 5), -2, 2)
     check(np.clip, x, -0.5, 0.5)
