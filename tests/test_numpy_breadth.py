@@ -660,6 +660,27 @@ def test_qr(shape):
                   uniform(shape, seed=1), uniform((shape[1], shape[1]), seed=2))
 
 
+def qr_q_only(a, w):
+    return np.sum(np.linalg.qr(a)[0] * w)
+
+
+def qr_r_only(a, w):
+    return np.sum(np.linalg.qr(a).R * w)
+
+
+def eigh_vectors_only(a, w):
+    return np.sum(np.abs(np.linalg.eigh(a).eigenvectors) * w)
+
+
+@pytest.mark.parametrize("fn, a_shape, w_shape", [
+    (qr_q_only, (4, 3), (4, 3)), (qr_q_only, (3, 3), (3, 3)), (qr_r_only, (4, 3), (3, 3)),
+    (eigh_vectors_only, (3, 3), (3, 3)), (eigh_vectors_only, (2, 3, 3), (2, 3, 3)),
+], ids=["q-tall", "q-square", "r", "eigenvectors", "eigenvectors-stack"])
+def test_tuple_valued_rules_with_one_output_used(fn, a_shape, w_shape):
+    a = uniform(a_shape) + (np.diag([0.0, 3.0, 7.0]) if fn is eigh_vectors_only else 0.0)
+    ys.check_grad(fn, a, uniform(w_shape, seed=1))
+
+
 @pytest.mark.parametrize("shape", [(4, 3), (3, 4)], ids=str)
 def test_pinv(shape):
     check(np.linalg.pinv, uniform(shape))
