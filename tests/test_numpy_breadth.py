@@ -370,7 +370,7 @@ def ravel_any_order(x):
 def test_ravel_in_memory_order_is_guarded_on_the_layout():
     df = ys.simplegrad(ravel_any_order, uniform((2, 3)))
     assert np.allclose(df(uniform((2, 3)))[1], np.reshape(W6, (2, 3)))
-    with pytest.raises(ys.errors.ControlFlowChanged, match="isfortran"):
+    with pytest.raises(ys.errors.ControlFlowChanged, match=r"`np\.isfortran\(x\)` was False"):
         df(np.asfortranarray(uniform((2, 3))))
     _, g = ys.grad(ravel_any_order, np.asfortranarray(uniform((2, 3))), dynamic=True)
     assert np.allclose(g[0], np.reshape(W6, (3, 2)).T)
