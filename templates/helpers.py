@@ -121,13 +121,15 @@ def zeros_like_input(a):
 
 
 def index_order(a, order):
-    """"C" or "F": the index order in which np.ravel or np.reshape reads `a`
+    """The index order, "C" or "F", in which np.ravel or np.reshape reads `a`
     for `order`. "A" and "K" follow a's memory layout, which the gradient is
     not otherwise specialised to: the layout read is guarded. "K" of an array
     laid out in neither order (a strided or permuted view) is refused."""
     order = "C" if order is None else order.upper()
-    if order in ("C", "F") or sum(n > 1 for n in np.shape(a)) < 2:
-        return "C" if order != "F" else "F"  # one long axis: every order reads alike
+    if order in ("C", "F"):
+        return order
+    if sum(n > 1 for n in np.shape(a)) < 2:
+        return "C"  # at most one axis longer than 1: every order reads alike
     if np.isfortran(a):  # Fortran-contiguous, so not C-contiguous: guarded
         return "F"
     if order == "A" or np.isfortran(np.transpose(a)):  # "K": C-contiguous, guarded
