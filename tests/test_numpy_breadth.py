@@ -376,6 +376,13 @@ def test_ravel_in_memory_order_is_guarded_on_the_layout():
     assert np.allclose(g[0], np.reshape(W6, (3, 2)).T)
 
 
+@pytest.mark.parametrize("shape", [(1, 6), (6,), (6, 1)], ids=str)
+def test_ravel_in_memory_order_of_one_long_axis_needs_no_guard(shape):
+    df = ys.simplegrad(ravel_any_order, uniform(shape))
+    assert "isfortran" not in df.source
+    assert np.allclose(df(uniform(shape))[1], np.reshape(W6, shape))
+
+
 def ravel_a_strided_view(x):
     return np.sum(np.ravel(x[:, ::2], "K") * W6[:4])
 
