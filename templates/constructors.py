@@ -8,7 +8,7 @@ import numpy as np
 
 from yota_src.rules import adjoint
 
-from .helpers import cast, unbroadcast
+from .helpers import cast, power_base_gradient, unbroadcast
 
 
 @adjoint(np.full)
@@ -47,7 +47,7 @@ def logspace(dy, y, start, stop, num=50, endpoint=True, base=10.0, dtype=None, a
     dexponent = dy * y * np.log(base)
     dstart = unbroadcast(np.sum(dexponent * (1.0 - t), axis=axis), start)
     dstop = unbroadcast(np.sum(dexponent * t, axis=axis), stop)
-    dbase = power_base_gradient(dy, y, base, np.linspace(start, stop, num, endpoint, axis=axis))
+    dbase = logspace_base_gradient(dy, base, np.linspace(start, stop, num, endpoint, axis=axis))
 
 
 @adjoint(np.geomspace)
@@ -75,11 +75,11 @@ def interpolation_weights(y, num, endpoint, axis):
     return t if np.ndim(y) == 1 else np.reshape(t, tuple(shape))
 
 
-def power_base_gradient(dy, y, base, exponent):
-    """d(base ** u) / d base = u * y / base."""
+def logspace_base_gradient(dy, base, exponent):
+    """d(base ** u) / d base = u * base ** (u - 1), summed over the samples."""
     if np.ndim(base) != 0:
         raise NotImplementedError("the rule for np.logspace covers a scalar base")
-    return cast(np.sum(dy * exponent * y) / base, base)
+    return cast(np.sum(power_base_gradient(dy, base, exponent)), base)
 
 
 def grid_axis(i, count, indexing):

@@ -1,8 +1,10 @@
 """Static helpers for the gradients of products: matmul, tensordot, einsum, kron."""
 
+import string
+
 import numpy as np
 
-from .helpers import unbroadcast
+from .helpers import cast
 
 
 def swap_last(x):
@@ -70,60 +72,63 @@ def tensordot_right(dy, a, b, a_axes, b_axes):
     return np.transpose(t, inverse_permutation(order))
 
 
+def einsum_text(subscripts, operands):
+    """(subscripts as text, the arrays) of an einsum call, also of the
+    interleaved form einsum(a, [0, 1], b, [1, 2], [0, 2])."""
+    if isinstance(subscripts, str):
+        return subscripts, list(operands)
+    items = [subscripts, *operands]
+    output = items.pop() if len(items) % 2 else None
+    arrays, sublists = items[0::2], items[1::2]
+    text = ",".join(sublist_text(s) for s in sublists)
+    return (text if output is None else text + "->" + sublist_text(output)), arrays
+
+
+def sublist_text(sublist):
+    """[0, 1, Ellipsis] as einsum's letters: "ab..."."""
+    return "".join("..." if s is Ellipsis else string.ascii_letters[s] for s in sublist)
+
+
 def einsum_specs(subscripts, operands):
-    """(input specs, output spec) with the implicit output made explicit."""
+    """(input specs, output spec), explicit: the implicit output spelled out
+    (the ellipsis, then the letters used once, sorted), and each ellipsis
+    spelled as capitals the subscripts do not use, aligned on the right as
+    NumPy broadcasts them."""
     text = subscripts.replace(" ", "")
-    inputs, _, output = text.partition("->")
+    inputs, arrow, output = text.partition("->")
     specs = inputs.split(",")
-    if not _:
+    if not arrow:
         letters = [c for c in inputs if c.isalpha()]
         output = ("..." if "..." in inputs else "") + "".join(
             sorted(c for c in set(letters) if letters.count(c) == 1))
-    return specs, output
+    unused = [c for c in string.ascii_uppercase + string.ascii_lowercase if c not in text]
+    widths = [np.ndim(op) - len(spec.replace("...", "")) for spec, op in zip(specs, operands)]
+    ellipsis = "".join(unused[:max(widths)])
+    spell = lambda spec, width: spec.replace("...", ellipsis[len(ellipsis) - width:])  # noqa: E731
+    return [spell(s, w) for s, w in zip(specs, widths)], spell(output, len(ellipsis))
 
 
 def einsum_operand_gradient(dy, subscripts, operands, index):
-    """einsum(out, others -> this operand's spec), broadcast over the letters
-    (and ellipsis) only this operand has, which the forward summed away."""
+    """einsum(out, others -> this operand's letters): the letters only this
+    operand has, which the forward summed away, are spread back, and those it
+    had of size 1 where the others are longer (broadcast) are summed."""
     specs, output = einsum_specs(subscripts, operands)
     mine = specs[index]
-    letters = [c for c in mine if c.isalpha()]
-    if len(set(letters)) != len(letters):
+    if len(set(mine)) != len(mine):
         raise NotImplementedError("einsum with a repeated index in one operand (a diagonal)")
     others = [spec for i, spec in enumerate(specs) if i != index]
     seen = output + "".join(others)
-    kept = "".join(c for c in letters if c in seen)
-    ellipsis = "..." in mine and "..." in seen
-    target = ("..." if ellipsis else "") + kept if mine.startswith("...") else \
-        kept + ("..." if ellipsis else "")
+    kept = "".join(c for c in mine if c in seen)
     rest = [op for i, op in enumerate(operands) if i != index]
-    g = np.einsum(",".join([output] + others) + "->" + target, dy, *rest)
-    shape = np.shape(operands[index])
-    if target.replace("...", "") == mine.replace("...", "") and ("..." in mine) == ellipsis:
-        return unbroadcast(g, operands[index])
-    # put back the summed-away letters as size-1 axes, then broadcast
-    n_ellipsis = np.ndim(operands[index]) - len(letters)
-    full = []
-    for part in _spec_parts(mine):
-        if part == "...":
-            full += ["..."] * n_ellipsis
-        else:
-            full.append(part)
-    kept_shape = tuple(1 if (c == "..." and not ellipsis) or (c != "..." and c not in seen)
-                       else n for c, n in zip(full, shape))
-    return np.broadcast_to(np.reshape(g, kept_shape), shape)
-
-
-def _spec_parts(spec):
-    parts, i = [], 0
-    while i < len(spec):
-        if spec.startswith("...", i):
-            parts.append("...")
-            i += 3
-        else:
-            parts.append(spec[i])
-            i += 1
-    return parts
+    g = np.einsum(",".join([output] + others) + "->" + kept, dy, *rest)
+    sizes = dict(zip(mine, np.shape(operands[index])))
+    broadcast = tuple(i for i, c in enumerate(kept) if sizes[c] == 1 and np.shape(g)[i] != 1)
+    if broadcast:
+        g = np.sum(g, axis=broadcast[0] if len(broadcast) == 1 else broadcast, keepdims=True)
+    if kept != mine:
+        g = np.broadcast_to(np.reshape(g, tuple(sizes[c] if c in seen else 1 for c in mine)),
+                            np.shape(operands[index]))
+    return cast(g, operands[index])
 
 
 def kron_blocks(dy, a, b):

@@ -7,8 +7,9 @@ import numpy as np
 
 from yota_src import primitives
 from yota_src.rules import adjoint
+from yota_src.traced import is_static
 
-from .helpers import unbroadcast
+from .helpers import divide, masked, tie_share, unbroadcast
 
 # --- exponentials and logarithms ---------------------------------------------
 
@@ -65,7 +66,8 @@ def logaddexp2(dy, y, a, b):
 
 @adjoint(np.sqrt, math.sqrt)
 def sqrt(dy, y, x):
-    dx = dy / (2 * y)
+    """Infinite at 0: inf, as NumPy's arithmetic gives (also for math.sqrt)."""
+    dx = divide(dy, 2 * y)
 
 
 @adjoint(np.cbrt)
@@ -118,14 +120,16 @@ def arctan(dy, y, x):
 
 @adjoint(np.arctan2, math.atan2)
 def arctan2(dy, y, a, b):
-    da = unbroadcast(dy * b / (a * a + b * b), a)
-    db = unbroadcast(-dy * a / (a * a + b * b), b)
+    """Undefined at the origin: nan there, as NumPy's arithmetic gives."""
+    da = unbroadcast(divide(dy * b, a * a + b * b), a)
+    db = unbroadcast(divide(-dy * a, a * a + b * b), b)
 
 
 @adjoint(np.hypot, math.hypot)
 def hypot(dy, y, a, b):
-    da = unbroadcast(dy * a / y, a)
-    db = unbroadcast(dy * b / y, b)
+    """Undefined at the origin: nan there, as NumPy's arithmetic gives."""
+    da = unbroadcast(divide(dy * a, y), a)
+    db = unbroadcast(divide(dy * b, y), b)
 
 
 @adjoint(np.sinh, math.sinh)
@@ -199,37 +203,44 @@ def nextafter(dy, y, x1, x2):
 @adjoint(np.heaviside)
 def heaviside(dy, y, x1, x2):
     """x2 is the value taken where x1 == 0; elsewhere the step is constant."""
-    dx2 = unbroadcast(dy * (x1 == 0), x2)
+    dx2 = unbroadcast(masked(dy, x1 == 0), x2)
 
 
 @adjoint(np.maximum)
 def maximum(dy, y, a, b):
-    """Ties send half the gradient to each side."""
-    da = unbroadcast(dy * np.where(a == b, 0.5, a > b), a)
-    db = unbroadcast(dy * np.where(a == b, 0.5, a < b), b)
+    """Ties send half the gradient to each side. A NaN argument makes the
+    result NaN whatever the other is, so the other gets none."""
+    da = unbroadcast(tie_share(dy, a > b, a == b), a)
+    db = unbroadcast(tie_share(dy, a < b, a == b), b)
 
 
 @adjoint(np.minimum)
 def minimum(dy, y, a, b):
-    """Ties send half the gradient to each side."""
-    da = unbroadcast(dy * np.where(a == b, 0.5, a < b), a)
-    db = unbroadcast(dy * np.where(a == b, 0.5, a > b), b)
+    """Ties send half the gradient to each side. A NaN argument makes the
+    result NaN whatever the other is, so the other gets none."""
+    da = unbroadcast(tie_share(dy, a < b, a == b), a)
+    db = unbroadcast(tie_share(dy, a > b, a == b), b)
 
 
 @adjoint(np.fmax)
 def fmax(dy, y, a, b):
-    """Ties send half the gradient to each side; a NaN side is ignored, so
-    the other one gets it all."""
-    da = unbroadcast(dy * np.where(a == b, 0.5, (a > b) | (np.isnan(b) & ~np.isnan(a))), a)
-    db = unbroadcast(dy * np.where(a == b, 0.5, (a < b) | (np.isnan(a) & ~np.isnan(b))), b)
+    """As np.maximum, except that fmax(a, nan) is a: the number gets the gradient."""
+    da = unbroadcast(tie_share(dy, or_where_nan(a > b, b), a == b), a)
+    db = unbroadcast(tie_share(dy, or_where_nan(a < b, a), a == b), b)
 
 
 @adjoint(np.fmin)
 def fmin(dy, y, a, b):
-    """Ties send half the gradient to each side; a NaN side is ignored, so
-    the other one gets it all."""
-    da = unbroadcast(dy * np.where(a == b, 0.5, (a < b) | (np.isnan(b) & ~np.isnan(a))), a)
-    db = unbroadcast(dy * np.where(a == b, 0.5, (a > b) | (np.isnan(a) & ~np.isnan(b))), b)
+    """As np.minimum, except that fmin(a, nan) is a: the number gets the gradient."""
+    da = unbroadcast(tie_share(dy, or_where_nan(a < b, b), a == b), a)
+    db = unbroadcast(tie_share(dy, or_where_nan(a > b, a), a == b), b)
+
+
+def or_where_nan(wins, other):
+    """`wins`, and true where `other` is NaN (nothing to add for a static number)."""
+    if is_static(other) and not np.isnan(other):
+        return wins
+    return wins | np.isnan(other)
 
 
 @adjoint(np.clip)
@@ -238,9 +249,9 @@ def clip(dy, y, a, a_min=None, a_max=None):
     above = a >= a_min if a_min is not None else True
     below = a <= a_max if a_max is not None else True
     inside = above & below
-    da = unbroadcast(dy * inside, a)
-    da_min = unbroadcast(dy * (a < a_min), a_min)
-    da_max = unbroadcast(dy * (a > a_max), a_max)
+    da = unbroadcast(masked(dy, inside), a)
+    da_min = unbroadcast(masked(dy, a < a_min), a_min)
+    da_max = unbroadcast(masked(dy, a > a_max), a_max)
 
 
 @adjoint(np.where)
@@ -266,7 +277,7 @@ def fmod(dy, y, a, b):
 @adjoint(np.nan_to_num)
 def nan_to_num(dy, y, x, copy=True, nan=0.0, posinf=None, neginf=None):
     """Only the finite entries pass their gradient on."""
-    dx = dy * np.isfinite(x)
+    dx = masked(dy, np.isfinite(x))
 
 
 @adjoint(float, primitives.item)

@@ -8,6 +8,7 @@ or nothing when the shapes already match.
 import numpy as np
 
 from yota_src import primitives
+from yota_src.traced import is_static
 
 
 def axes_argument(axes):
@@ -47,6 +48,58 @@ def cast(g, like):
     return dtype.type(g)
 
 
+def python_numbers(*values):
+    """True when every value is a Python int or float (not a NumPy scalar):
+    their arithmetic raises ZeroDivisionError where NumPy's gives inf or nan."""
+    return all(type(value) in (int, float) for value in values)
+
+
+def divide(a, b):
+    """a / b in NumPy's arithmetic: where b is 0 the result is inf or nan, with
+    NumPy's warning, also for Python floats (`math.sqrt` at 0)."""
+    return np.divide(a, b) if python_numbers(a, b) else a / b
+
+
+def power_base_gradient(dy, a, b):
+    """dy * d(a ** b)/da = dy * b * a ** (b - 1), exactly 0 where b == 0 (a ** 0
+    is 1 for every a, 0 included), so no 0 * inf is formed; where it is infinite
+    (0 ** 0.5) it is inf, in NumPy's arithmetic also for Python floats."""
+    if is_static(b):
+        if b == 1:
+            return dy
+        if b > 1 or not python_numbers(a):
+            return dy * b * a ** (b - 1)
+        return dy * b * np.power(a, b - 1)  # a Python float: 0.0 ** -0.5 would raise
+    return dy * b * np.power(a, np.where(b == 0, 1, b - 1))
+
+
+def log_of_base(a):
+    """log a, for d(a ** b)/db = a ** b * log a; taken as 0 where a == 0, since
+    0 ** b is 0 for every b > 0 (so no 0 * -inf is formed)."""
+    if is_static(a):
+        return float(np.log(a))  # a number in the generated code, not a constant array
+    return np.log(np.where(a == 0, 1, a))
+
+
+def masked(g, mask):
+    """g where `mask` holds, exactly 0 elsewhere: there the result does not
+    depend on this argument, so an infinite g (sqrt at 0 downstream) must not
+    make 0 * inf = nan. Scalars are multiplied, so a float's gradient stays a
+    number."""
+    if is_static(mask):
+        return g if mask else 0
+    if np.ndim(g) == 0 and np.ndim(mask) == 0:
+        return g * mask
+    return np.where(mask, g, 0)
+
+
+def tie_share(g, wins, ties):
+    """g where `wins`, half of it at `ties`, exactly 0 elsewhere (see masked)."""
+    if np.ndim(g) == 0 and np.ndim(wins) == 0:
+        return g * np.where(ties, 0.5, wins)
+    return np.where(wins, g, np.where(ties, 0.5 * g, 0))
+
+
 def expand(g, a, axis, keepdims):
     """Re-insert the axes a reduction over `axis` removed, for broadcasting."""
     if axis is None or keepdims:
@@ -65,6 +118,32 @@ def zeros_like_input(a):
     if dtype == np.float64:
         return np.zeros(np.shape(a))
     return np.zeros(np.shape(a), dtype)
+
+
+def index_order(a, order):
+    """The index order, "C" or "F", in which np.ravel or np.reshape reads `a`
+    for `order`. "A" and "K" follow a's memory layout, which the gradient is
+    not otherwise specialised to: the layout read is guarded. "K" of an array
+    laid out in neither order (a strided or permuted view) is refused."""
+    order = "C" if order is None else order.upper()
+    if order in ("C", "F"):
+        return order
+    if sum(n > 1 for n in np.shape(a)) < 2:
+        return "C"  # at most one axis longer than 1: every order reads alike
+    if np.isfortran(a):  # Fortran-contiguous, so not C-contiguous: guarded
+        return "F"
+    if order == "A" or np.isfortran(np.transpose(a)):  # "K": C-contiguous, guarded
+        return "C"
+    raise NotImplementedError("np.ravel(..., order='K') of an array that is neither C- nor "
+                              "Fortran-contiguous reads it in the order of its strides; "
+                              "copy it first (np.ascontiguousarray) or pass order='C'")
+
+
+def reshape_back(dy, a, order):
+    """`dy` reshaped to a's shape, written in `order`."""
+    if order == "F":
+        return np.reshape(dy, np.shape(a), order="F")
+    return np.reshape(dy, np.shape(a))
 
 
 def selects_everything(index):
@@ -86,6 +165,18 @@ def aligned_weights(weights, a, axis):
 def reverse_cumsum(g, axis):
     """Sums from the end: the adjoint of a cumulative sum."""
     return np.flip(np.cumsum(np.flip(g, axis), axis=axis), axis)
+
+
+def cumprod_gradient(dy, y, a, axis):
+    """The gradient of y = cumprod(a, axis): the sum over j >= i of dy_j y_j / a_i,
+    and exact where `a` has zeros. Past the first zero along the axis every
+    product is 0, and so is that sum; at the first zero itself the products
+    that skip it are the cumulative products with it taken as 1."""
+    zero = a == 0
+    first = zero & (np.cumsum(zero, axis=axis) == 1)
+    skipping = np.cumprod(np.where(first, 1, a), axis=axis)
+    return np.where(first, reverse_cumsum(dy * skipping, axis),
+                    reverse_cumsum(dy * y, axis) / np.where(zero, 1, a))
 
 
 def along(axis, part):

@@ -8,6 +8,7 @@ from yota_src.rules import adjoint
 
 from .contractions import (
     einsum_operand_gradient,
+    einsum_text,
     kron_left,
     kron_right,
     matmul_left,
@@ -17,7 +18,7 @@ from .contractions import (
     tensordot_left,
     tensordot_right,
 )
-from .helpers import unbroadcast
+from .helpers import product_of_others, unbroadcast
 
 
 @adjoint(operator.matmul, np.matmul)
@@ -65,9 +66,17 @@ def tensordot(dy, y, a, b, axes=2):
 @adjoint(np.einsum)
 def einsum(dy, y, subscripts, *operands, **kw):
     """Each operand's gradient is another einsum: the output and the other
-    operands contracted back to this operand's subscripts."""
-    doperands = [einsum_operand_gradient(dy, subscripts, operands, i)
-                 for i in range(len(operands))]
+    operands contracted back to this operand's subscripts (an ellipsis spelled
+    as letters). The interleaved form einsum(a, [0, 1], b, [1]) too."""
+    text, arrays = einsum_text(subscripts, operands)
+    grads = [einsum_operand_gradient(dy, text, arrays, i) for i in range(len(arrays))]
+    if isinstance(subscripts, str):
+        doperands = grads
+    else:  # arrays alternate with their sublists (and an output's), which have no gradient
+        dsubscripts = grads[0]
+        doperands = [None] * len(operands)
+        for i in range(1, len(arrays)):
+            doperands[2 * i - 1] = grads[i]
 
 
 @adjoint(np.kron)
@@ -83,13 +92,20 @@ def inv(dy, y, a):
 
 @adjoint(np.linalg.det)
 def det(dy, y, a):
-    da = np.expand_dims(dy * y, (-2, -1)) * swap_last(np.linalg.inv(a))
+    """The transposed adjugate, which singular matrices have too: with
+    a = U S V^T, it is det(U V^T) U adj(S) V^T, adj(S)_ii being the product of
+    the other singular values (0 for a rank below n - 1)."""
+    u, s, vh = np.linalg.svd(a)
+    orientation = np.expand_dims(dy * np.linalg.det(u @ vh), (-2, -1))
+    da = orientation * ((u * np.expand_dims(product_of_others(s, -1), -2)) @ vh)
 
 
 @adjoint(np.linalg.slogdet)
 def slogdet(dy, y, a):
-    """Only log|det| carries a gradient; the sign is piecewise constant."""
-    da = np.expand_dims(dy[1], (-2, -1)) * swap_last(np.linalg.inv(a))
+    """Only log|det| carries a gradient: the sign is piecewise constant, so
+    a gradient reaching it is ignored."""
+    sign_only = dy[1] is None
+    da = 0 if sign_only else np.expand_dims(dy[1], (-2, -1)) * swap_last(np.linalg.inv(a))
 
 
 @adjoint(np.linalg.solve)
@@ -102,14 +118,17 @@ def solve(dy, y, a, b):
 
 
 @adjoint(np.linalg.cholesky)
-def cholesky(dy, y, a):
-    """For symmetric a = L L^T (Murray, 2016): sym(L^-T phi(L^T dL) L^-1),
-    phi taking the lower triangle with the diagonal halved."""
-    inverse = np.linalg.inv(y)
-    middle = swap_last(y) @ dy
+def cholesky(dy, y, a, upper=False):
+    """a = L L^T, read from its lower triangle only (upper=True: from the upper,
+    giving U = L^T). For a symmetric a the gradient is sym(L^-T phi(L^T dL) L^-1),
+    phi taking the lower triangle with the diagonal halved (Murray, 2016); the
+    triangle read gets it folded."""
+    lower = swap_last(y) if upper else y
+    dlower = swap_last(dy) if upper else dy
+    inverse = np.linalg.inv(lower)
+    middle = swap_last(lower) @ dlower
     phi = np.tril(middle) - 0.5 * middle * np.eye(np.shape(a)[-1])
-    s = swap_last(inverse) @ phi @ inverse
-    da = 0.5 * (s + swap_last(s))
+    da = triangle_read(swap_last(inverse) @ phi @ inverse, "U" if upper else "L")
 
 
 @adjoint(np.linalg.qr)
@@ -129,18 +148,38 @@ def qr(dy, y, a, mode="reduced"):
 
 @adjoint(np.linalg.eigh)
 def eigh(dy, y, a, UPLO="L"):
-    """Symmetric eigendecomposition, distinct eigenvalues. eigh reads one
-    triangle only, so the gradient lands on that triangle."""
+    """Symmetric eigendecomposition, distinct eigenvalues where the eigenvectors
+    are used. eigh reads one triangle only, so the gradient lands on that triangle."""
     w, v = y[0], y[1]
-    dw = dy[0] if dy[0] is not None else np.zeros(np.shape(w), np.result_type(w))
-    dv = dy[1] if dy[1] is not None else np.zeros(np.shape(v), np.result_type(v))
-    gaps = np.expand_dims(w, -2) - np.expand_dims(w, -1)
-    n = np.shape(w)[-1]
-    f = np.where(np.eye(n) == 1, 0.0, 1.0 / np.where(np.eye(n) == 1, 1.0, gaps))
-    inner_part = np.expand_dims(dw, -1) * np.eye(n) + f * (swap_last(v) @ dv)
-    g = v @ inner_part @ swap_last(v)
-    folded = g + swap_last(g) - g * np.eye(n)
-    da = np.tril(folded) if UPLO == "L" else np.triu(folded)
+    if dy[1] is None:  # eigenvalues only: no division by the gaps between them
+        g = eigenvalue_gradient(dy[0], v)
+    else:
+        dw = dy[0] if dy[0] is not None else np.zeros(np.shape(w), np.result_type(w))
+        gaps = np.expand_dims(w, -2) - np.expand_dims(w, -1)
+        n = np.shape(w)[-1]
+        f = np.where(np.eye(n) == 1, 0.0, 1.0 / np.where(np.eye(n) == 1, 1.0, gaps))
+        inner_part = np.expand_dims(dw, -1) * np.eye(n) + f * (swap_last(v) @ dy[1])
+        g = v @ inner_part @ swap_last(v)
+    da = triangle_read(g, UPLO)
+
+
+@adjoint(np.linalg.eigvalsh)
+def eigvalsh(dy, y, a, UPLO="L"):
+    """Eigenvalue i moves with v_i v_i^T (distinct eigenvalues), on the triangle read."""
+    da = triangle_read(eigenvalue_gradient(dy, np.linalg.eigh(a, UPLO)[1]), UPLO)
+
+
+def eigenvalue_gradient(dw, v):
+    """V diag(dw) V^T."""
+    return (v * np.expand_dims(dw, -2)) @ swap_last(v)
+
+
+def triangle_read(g, uplo):
+    """The gradient of a function of a symmetric matrix that reads one triangle
+    ("L" or "U", any case), from `g`, its gradient taken as if the whole
+    matrix were read: an entry off the diagonal stands for itself and its mirror."""
+    folded = g + swap_last(g) - g * np.eye(np.shape(g)[-1])
+    return np.tril(folded) if uplo.upper() == "L" else np.triu(folded)
 
 
 @adjoint(np.linalg.pinv)

@@ -6,8 +6,9 @@ import operator
 import numpy as np
 
 from yota_src.rules import adjoint
+from yota_src.traced import is_static
 
-from .helpers import unbroadcast
+from .helpers import log_of_base, power_base_gradient, unbroadcast
 
 
 @adjoint(operator.add, np.add)
@@ -36,8 +37,10 @@ def truediv(dy, y, a, b):
 
 @adjoint(operator.pow, np.power, np.float_power, pow, math.pow)
 def power(dy, y, a, b):
-    da = unbroadcast(dy * b * a ** (b - 1), a)
-    db = unbroadcast(dy * y * np.log(a), b)
+    """A static exponent of 0 passes nothing back to the base; the base's
+    gradient is exactly 0 where the exponent is, the exponent's where the base is."""
+    da = 0 if is_static(b) and b == 0 else unbroadcast(power_base_gradient(dy, a, b), a)
+    db = unbroadcast(dy * y * log_of_base(a), b)
 
 
 @adjoint(operator.neg, np.negative)

@@ -7,7 +7,9 @@ from yota_src.rules import adjoint
 from .helpers import (
     aligned_weights,
     cast,
+    cumprod_gradient,
     expand,
+    masked,
     product_of_others,
     reverse_cumsum,
     spread,
@@ -30,7 +32,7 @@ def mean(dy, y, a, axis=None, dtype=None, keepdims=False):
 def extreme(dy, y, a, axis=None, keepdims=False):
     """The gradient goes to the elements equal to the extreme; ties share it evenly."""
     mask = a == expand(y, a, axis, keepdims)
-    da = mask * expand(dy, a, axis, keepdims) / np.sum(mask, axis=axis, keepdims=True)
+    da = masked(expand(dy, a, axis, keepdims) / np.sum(mask, axis=axis, keepdims=True), mask)
 
 
 @adjoint(np.ptp)
@@ -39,8 +41,8 @@ def ptp(dy, y, a, axis=None, keepdims=False):
     top = a == np.max(a, axis=axis, keepdims=True)
     bottom = a == np.min(a, axis=axis, keepdims=True)
     g = expand(dy, a, axis, keepdims)
-    da = g * (top / np.sum(top, axis=axis, keepdims=True)
-              - bottom / np.sum(bottom, axis=axis, keepdims=True))
+    da = (masked(g / np.sum(top, axis=axis, keepdims=True), top)
+          - masked(g / np.sum(bottom, axis=axis, keepdims=True), bottom))
 
 
 @adjoint(np.prod)
@@ -72,11 +74,11 @@ def cumsum(dy, y, a, axis=None, dtype=None):
 
 @adjoint(np.cumprod)
 def cumprod(dy, y, a, axis=None, dtype=None):
-    """Through y / a: defined where `a` has no zeros (as in HIPS autograd)."""
+    """Each element's gradient is a sum of products of the others: exact with zeros too."""
     if axis is None:
-        da = np.reshape(reverse_cumsum(dy * y, 0), np.shape(a)) / a
+        da = np.reshape(cumprod_gradient(dy, y, np.ravel(a), 0), np.shape(a))
     else:
-        da = reverse_cumsum(dy * y, axis) / a
+        da = cumprod_gradient(dy, y, a, axis)
 
 
 @adjoint(np.linalg.norm)
@@ -97,7 +99,7 @@ def norm(dy, y, x, ord=None, axis=None, keepdims=False):
         dx = g * np.sign(x)
     elif p in (np.inf, -np.inf):
         hit = np.abs(x) == n
-        dx = g * np.sign(x) * hit / np.sum(hit, axis=axis, keepdims=True)
+        dx = masked(g * np.sign(x) / np.sum(hit, axis=axis, keepdims=True), hit)
     else:
         dx = g * np.sign(x) * np.abs(x) ** (p - 1) / n ** (p - 1)
 

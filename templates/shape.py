@@ -12,7 +12,9 @@ from .helpers import (
     cast,
     diagonal_back,
     full_index,
+    index_order,
     pieces_of,
+    reshape_back,
     selects_everything,
     split_back,
     unbroadcast,
@@ -22,11 +24,18 @@ from .helpers import (
 
 
 @adjoint(np.reshape)
-def reshape(dy, y, a, shape=None, order="C"):
-    da = np.reshape(dy, np.shape(a), order=order) if order != "C" else np.reshape(dy, np.shape(a))
+def reshape(dy, y, a, shape=None, order="C", **kw):
+    """The elements read in `order` are written back in it ('A' reads a's layout)."""
+    da = reshape_back(dy, a, index_order(a, order))
 
 
-@adjoint(np.ravel, np.squeeze, np.expand_dims)
+@adjoint(np.ravel)
+def ravel(dy, y, a, order="C"):
+    """The elements read in `order` are written back in it ('A' and 'K' read a's layout)."""
+    da = reshape_back(dy, a, index_order(a, order))
+
+
+@adjoint(np.squeeze, np.expand_dims)
 def reshaped(dy, y, a, axis=None):
     da = np.reshape(dy, np.shape(a))
 

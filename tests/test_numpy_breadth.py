@@ -1,6 +1,9 @@
 """NumPy breadth: each rule against central finite differences, on several
 shapes (0-d, broadcasting, axis tuples, keepdims) -- issue 4's families."""
 
+import math
+import warnings
+
 import numpy as np
 import pytest
 
@@ -59,10 +62,172 @@ def test_binary(fn, a_range, b_range, shapes):
     check(fn, uniform(shapes[0], *a_range), uniform(shapes[1], *b_range, seed=1))
 
 
+WITH_NANS = np.array([[0.9, np.nan, -0.2], [np.nan, 0.1, np.nan]])
+W23 = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+
+
+def fmin_nan_second(x):
+    return np.sum(np.fmin(x, WITH_NANS) * W23)
+
+
+def fmax_nan_first(x):
+    return np.sum(np.fmax(WITH_NANS, x) * W23)
+
+
+@pytest.mark.parametrize("fn", [fmin_nan_second, fmax_nan_first], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("shape", [(2, 3), (3,)], ids=str)
+def test_fmin_and_fmax_pass_the_gradient_to_the_number_beside_a_nan(fn, shape):
+    ys.check_grad(fn, uniform(shape, -0.5, 0.5))
+
+
+def fmax_of_traced_nans(x, y):
+    return np.sum(np.fmax(x, y) * np.array([1.0, 2.0, 3.0]))
+
+
+def test_fmax_of_two_traced_arguments_with_nans():
+    _, g = ys.grad(fmax_of_traced_nans, np.array([0.5, np.nan, 0.2]), np.array([np.nan, 0.7, 0.1]))
+    assert np.array_equal(g[0], [1.0, 0.0, 3.0]) and np.array_equal(g[1], [0.0, 2.0, 0.0])
+
+
+def maximum_with_nans(x):
+    return np.sum(np.maximum(x, WITH_NANS) * W23)
+
+
+def minimum_with_nans(x):
+    return np.sum(np.minimum(WITH_NANS, x) * W23)
+
+
+@pytest.mark.parametrize("fn", [maximum_with_nans, minimum_with_nans], ids=lambda f: f.__name__)
+def test_maximum_and_minimum_beside_a_nan_pass_no_gradient(fn):
+    """The result is NaN whatever the number is: its derivative is 0."""
+    x = np.array([[0.5, 0.5, 0.5], [-0.5, -0.5, -0.5]])
+    with np.errstate(invalid="ignore"):
+        wins = (x > WITH_NANS) if fn is maximum_with_nans else (x < WITH_NANS)
+    _, g = ys.grad(fn, x)
+    assert np.array_equal(g[0], np.where(np.isnan(WITH_NANS), 0.0, wins * W23))
+
+
+def root_of_relu(x):
+    return np.sum(np.sqrt(np.maximum(x, 0.0)))
+
+
+def root_of_clip(x):
+    return np.sum(np.sqrt(np.clip(x, 0.0, 1.0)))
+
+
+def root_of_fmax(x):
+    return np.sum(np.sqrt(np.fmax(0.0, x)))
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
+@pytest.mark.parametrize("x", [np.array([-1.0, 0.25, 4.0]), np.array([[-0.5, 0.5], [-2.0, 0.81]])],
+                         ids=["vector", "matrix"])
+@pytest.mark.parametrize("fn", [root_of_relu, root_of_clip, root_of_fmax], ids=lambda f: f.__name__)
+def test_a_mask_passes_exactly_zero_where_an_infinite_gradient_arrives(fn, x):
+    """sqrt(max(x, 0)) is constant where x < 0: 0 there, not 0 * inf."""
+    ys.check_grad(fn, x)
+
+
+def root_of_column_max(x):
+    return np.sum(np.sqrt(np.max(x, axis=0)))
+
+
+def root_of_finite(x):
+    return np.sum(np.sqrt(np.nan_to_num(x)))
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
+@pytest.mark.parametrize("fn, x, expected", [
+    (root_of_column_max, np.array([[0.0, 1.0], [-1.0, 4.0]]), [[np.inf, 0.0], [0.0, 0.25]]),
+    (root_of_finite, np.array([np.nan, 4.0]), [0.0, 0.25]),
+], ids=["max", "nan_to_num"])
+def test_a_reduction_or_replacement_passes_exactly_zero_beside_an_infinite_gradient(fn, x,
+                                                                                     expected):
+    assert np.array_equal(ys.grad(fn, x)[1][0], expected)
+
+
 def test_clip_with_static_and_traced_bounds():
     x = uniform((4, 5), -2, 2)
     check(np.clip, x, -0.5, 0.5)
     check(np.clip, x, uniform((5,), -1.0, -0.2, 1), uniform((4, 1), 0.2, 1.0, 2))
+
+
+# --- powers and divisions where Python's arithmetic and NumPy's part ---------------
+
+def constant_power_plus(t):
+    return t ** 0 + t
+
+
+def polynomial(x):
+    return np.sum(sum(c * x ** k for k, c in enumerate([1.0, 2.0, 3.0])))
+
+
+@pytest.mark.parametrize("fn, x", [(constant_power_plus, 0.0),
+                                   (polynomial, np.array([0.0, 1.0])),
+                                   (polynomial, np.zeros((2, 2)))],
+                         ids=["float", "vector", "matrix"])
+def test_a_static_zero_exponent_passes_nothing_to_the_base(fn, x):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no 0 * inf is formed, not even where it is discarded
+        ys.check_grad(fn, x)
+        assert "** -1" not in ys.simplegrad(fn, x).source
+
+
+def power_of(x, y):
+    return np.sum(x ** y)
+
+
+@pytest.mark.parametrize("x, y", [
+    (np.array([0.0, 0.0, 1.0, 2.0]), np.array([2.0, 1.0, 0.0, 0.0])),
+    (np.array([[0.0], [1.5]]), np.array([1.0, 2.0, 3.0])),
+], ids=["elementwise", "broadcast"])
+def test_traced_bases_and_exponents_at_zero_are_exact(x, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ys.check_grad(power_of, x, y)
+
+
+def test_the_base_of_a_zero_exponent_gets_zero_at_zero():
+    _, g = ys.grad(power_of, np.zeros(2), np.zeros(2))
+    assert np.array_equal(g[0], np.zeros(2))
+
+
+def float_square_root(t):
+    return t ** 0.5
+
+
+def math_square_root(t):
+    return math.sqrt(t)
+
+
+def numpy_square_roots(x):
+    return np.sum(np.sqrt(x))
+
+
+@pytest.mark.parametrize("fn, x", [(float_square_root, 0.0), (math_square_root, 0.0),
+                                   (numpy_square_roots, np.array([0.0, 4.0]))],
+                         ids=["float-power", "math.sqrt", "np.sqrt"])
+def test_an_infinite_derivative_is_inf_with_numpys_warning(fn, x):
+    with pytest.warns(RuntimeWarning, match="divide by zero"):
+        _, g = ys.grad(fn, x)
+    assert np.ravel(g[0])[0] == np.inf
+
+
+def math_hypot(a, b):
+    return math.hypot(a, b)
+
+
+def numpy_hypot(a, b):
+    return np.sum(np.hypot(a, b))
+
+
+@pytest.mark.parametrize("fn, a, b", [(math_hypot, 0.0, 0.0),
+                                      (numpy_hypot, np.zeros(2), np.zeros(2))],
+                         ids=["math.hypot", "np.hypot"])
+def test_an_undefined_derivative_is_nan_with_numpys_warning(fn, a, b):
+    with pytest.warns(RuntimeWarning, match="invalid value"):
+        _, g = ys.grad(fn, a, b)
+    assert np.all(np.isnan(g[0]))
 
 
 # --- reductions -------------------------------------------------------------------
@@ -95,6 +260,14 @@ def test_var_std_with_ddof(ddof):
 @pytest.mark.parametrize("fn", [np.cumsum, np.cumprod], ids=lambda f: f.__name__)
 def test_cumulative(fn, axis):
     check(fn, uniform((3, 4), 0.5, 1.5), axis=axis)
+
+
+@pytest.mark.parametrize("axis", [None, 1, 0])
+def test_cumprod_with_zeros_is_exact(axis):
+    x = np.array([[1.5, 0.0, 2.0, 0.0, 3.0], [0.0, 1.2, 0.7, 1.1, 0.9], [0.5, 0.6, 0.7, 0.8, 0.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no 0 / 0
+        check(np.cumprod, x, axis=axis)
 
 
 @pytest.mark.parametrize("ord, axis", [(None, None), (1, None), (2, None), (np.inf, None),
@@ -160,6 +333,65 @@ def test_shape_functions(fn, shapes, kwargs):
     check(fn, *(uniform(shape, seed=i) for i, shape in enumerate(shapes)), **kwargs)
 
 
+W6 = np.arange(1.0, 7.0)
+
+
+def ravel_transposed(x, order):
+    return np.sum(np.ravel(x.T, order) * W6)
+
+
+def flatten_transposed(x, order):
+    return np.sum(x.T.flatten(order) * W6)
+
+
+def reshape_transposed(x, order):
+    return np.sum(np.reshape(x.T, (2, 3), order=order) * np.reshape(W6, (2, 3)))
+
+
+def reshape_method(x, order):
+    return np.sum(x.reshape(3, 2, order=order) * np.reshape(W6, (3, 2)))
+
+
+ORDERS = [(fn, order) for fn in (ravel_transposed, flatten_transposed)
+          for order in ("C", "F", "A", "K", "f", None)] + [
+          (fn, order) for fn in (reshape_transposed, reshape_method)
+          for order in ("C", "F", "A", "a")]  # np.reshape has no order "K"
+
+
+@pytest.mark.parametrize("fn, order", ORDERS, ids=[f"{f.__name__}-{o}" for f, o in ORDERS])
+def test_ravel_flatten_and_reshape_read_in_their_order(fn, order):
+    ys.check_grad(fn, uniform((2, 3)), order)  # x.T is Fortran-contiguous
+
+
+def ravel_any_order(x):
+    return np.sum(np.ravel(x, "A") * W6)
+
+
+def test_ravel_in_memory_order_is_guarded_on_the_layout():
+    df = ys.simplegrad(ravel_any_order, uniform((2, 3)))
+    assert np.allclose(df(uniform((2, 3)))[1], np.reshape(W6, (2, 3)))
+    with pytest.raises(ys.errors.ControlFlowChanged, match=r"`np\.isfortran\(x\)` was False"):
+        df(np.asfortranarray(uniform((2, 3))))
+    _, g = ys.grad(ravel_any_order, np.asfortranarray(uniform((2, 3))), dynamic=True)
+    assert np.allclose(g[0], np.reshape(W6, (3, 2)).T)
+
+
+@pytest.mark.parametrize("shape", [(1, 6), (6,), (6, 1)], ids=str)
+def test_ravel_in_memory_order_of_one_long_axis_needs_no_guard(shape):
+    df = ys.simplegrad(ravel_any_order, uniform(shape))
+    assert "isfortran" not in df.source
+    assert np.allclose(df(uniform(shape))[1], np.reshape(W6, shape))
+
+
+def ravel_a_strided_view(x):
+    return np.sum(np.ravel(x[:, ::2], "K") * W6[:4])
+
+
+def test_ravel_in_stride_order_of_a_strided_view_is_refused():
+    with pytest.raises(ys.errors.NoDiffRuleError, match="order='K'"):
+        ys.grad(ravel_a_strided_view, uniform((2, 4)))
+
+
 def joins(a, b, c):
     return (np.sum(np.concatenate([a, b], axis=0) ** 2) + np.sum(np.stack([a, b], axis=-1) * 3.0)
             + np.sum(np.hstack([a, b]) ** 3) + np.sum(np.vstack([a[0], b[1]]) * 2.0)
@@ -220,7 +452,12 @@ EINSUMS = [("ij,jk->ik", [(2, 3), (3, 4)]), ("ij->", [(2, 3)]), ("ij->j", [(2, 3
            ("...ij,...jk->...ik", [(5, 2, 3), (5, 3, 4)]), ("i,i->", [(4,), (4,)]),
            ("ij,ij->ij", [(2, 3), (2, 3)]), ("ij,jk", [(2, 3), (3, 4)]),
            ("bij,jk->bk", [(2, 3, 4), (4, 5)]), ("i,j->ij", [(3,), (2,)]),
-           ("...i,...i->...", [(2, 3, 4), (3, 4)]), ("ijk->kj", [(2, 3, 4)])]
+           ("...i,...i->...", [(2, 3, 4), (3, 4)]), ("ijk->kj", [(2, 3, 4)]),
+           ("...j,j->...", [(3, 3), (3,)]), ("...j,j", [(4, 2, 3), (3,)]),
+           ("...ij,...j->...i", [(2, 3, 4), (4,)]), ("i...,i...->...", [(3, 2, 1), (3, 1, 4)]),
+           ("...i,...i", [(2, 1, 3), (5, 3)]), ("...,...->...", [(2, 3), (3,)]),
+           ("a...b,b->...", [(2, 3, 4, 5), (5,)]), ("i,...", [(3,), (2, 2)]),
+           ("ij,kj->ik", [(1, 3), (4, 3)]), ("ba", [(2, 3)]), ("bA", [(2, 3)])]
 
 
 @pytest.mark.parametrize("subscripts, shapes", EINSUMS, ids=[s for s, _ in EINSUMS])
@@ -232,6 +469,23 @@ def test_einsum(subscripts, shapes):
         return np.sum(np.einsum(subscripts, *arrays) * w)
 
     ys.check_grad(contract, w, *arrays)
+
+
+def interleaved(a, b, c):
+    return (np.sum(np.einsum(a, [0, 1], b, [1]) ** 2)
+            + np.sum(np.einsum(a, [0, Ellipsis], c, [Ellipsis, 2], [Ellipsis, 0, 2]) ** 2))
+
+
+def test_einsum_in_interleaved_form():
+    ys.check_grad(interleaved, uniform((2, 3)), uniform((3,), seed=1), uniform((3, 4), seed=2))
+
+
+def einsum_of_an_outer_product(x):
+    return np.sum(np.einsum("...j,j->...", np.outer(x, x), x))
+
+
+def test_einsum_with_an_ellipsis_of_traced_values():
+    ys.check_grad(einsum_of_an_outer_product, np.array([0.5, 1.5, 2.0]))
 
 
 PRODUCTS = [(np.vdot, [(2, 3), (3, 2)], {}), (np.inner, [(4,), (4,)], {}),
@@ -296,10 +550,142 @@ def test_eigh():
     ys.check_grad(eigh_of, uniform((3, 3)), uniform((3,), seed=1), uniform((3, 3), seed=2))
 
 
+def symmetric_in_one_triangle(shape, uplo, seed=0):
+    """A positive definite matrix in the triangle `uplo` ("L" or "U"), other
+    values in the other one: NumPy reads only the first."""
+    b = uniform(shape, seed=seed)
+    s = b @ np.swapaxes(b, -1, -2) + 3.0 * np.eye(shape[-1])
+    other = np.triu(uniform(shape, seed=seed + 1), 1)
+    return s + (other if uplo.upper() == "L" else np.swapaxes(other, -1, -2))
+
+
+def cholesky_factor(a, w, upper):
+    return np.sum(np.linalg.cholesky(a, upper=upper) * w)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4)], ids=str)
+def test_cholesky_reads_one_triangle(shape, upper):
+    a = symmetric_in_one_triangle(shape, "U" if upper else "L")
+    ys.check_grad(cholesky_factor, a, uniform(shape, seed=5), upper)
+
+
+def eigh_both(a, w, wv, uplo):
+    values, vectors = np.linalg.eigh(a, uplo)
+    return np.sum(values * w) + np.sum(np.abs(vectors) * wv)
+
+
+def eigh_values(a, w, uplo):
+    return np.sum(np.linalg.eigh(a, UPLO=uplo)[0] * w)
+
+
+def eigvalsh_values(a, w, uplo):
+    return np.sum(np.linalg.eigvalsh(a, UPLO=uplo) * w)
+
+
+@pytest.mark.parametrize("uplo", ["L", "U", "u"])
+@pytest.mark.parametrize("shape", [(3, 3), (2, 3, 3)], ids=str)
+def test_eigh_and_eigvalsh_read_one_triangle(shape, uplo):
+    a = symmetric_in_one_triangle(shape, uplo) + np.diag([0.0, 3.0, 7.0])
+    w = uniform(shape[:-1], seed=6)
+    ys.check_grad(eigh_both, a, w, uniform(shape, seed=7), uplo)
+    ys.check_grad(eigh_values, a, w, uplo)
+    ys.check_grad(eigvalsh_values, a, w, uplo)
+
+
+@pytest.mark.parametrize("fn", [eigh_values, eigvalsh_values], ids=lambda f: f.__name__)
+def test_eigenvalues_alone_need_no_gap_between_them(fn):
+    """A sum of eigenvalues weighted alike within each repeated one is smooth."""
+    a = np.diag([1.0, 1.0, 2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no division by a zero gap
+        ys.check_grad(fn, a, np.array([0.5, 0.5, 2.0]), "L")
+        assert np.allclose(ys.grad(fn, np.eye(3), np.ones(3), "L")[1][0], np.eye(3))
+
+
+def determinant(a):
+    return np.sum(np.linalg.det(a))
+
+
+RANK_DEFICIENT = {
+    "rank n-1": np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.5], [0.5, 1.0, 0.1]]),
+    "rank n-2": np.outer([0.5, 1.5, 2.0], [1.0, -1.0, 0.5]),
+    "zero": np.zeros((2, 2)),
+    "stack": np.stack([np.outer([1.0, 2.0, 3.0], [3.0, 2.0, 1.0]), well_conditioned((3, 3))]),
+}
+
+
+@pytest.mark.parametrize("a", RANK_DEFICIENT.values(), ids=RANK_DEFICIENT.keys())
+def test_determinant_of_singular_matrices_is_the_adjugate(a):
+    ys.check_grad(determinant, a)
+
+
+def cofactors(a):
+    """The gradient of det by its definition: signed minors."""
+    n = len(a)
+    return np.array([[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(a, i, 0), j, 1))
+                      for j in range(n)] for i in range(n)])
+
+
+@pytest.mark.parametrize("rank", ["rank n-1", "rank n-2"])
+def test_determinant_gradient_of_singular_matrices_is_exact(rank):
+    a = RANK_DEFICIENT[rank]
+    _, g = ys.grad(determinant, a)
+    assert np.allclose(g[0], cofactors(a), rtol=1e-12, atol=1e-12)
+    assert rank == "rank n-1" or np.allclose(g[0], 0.0, atol=1e-12)
+
+
+def sign_times_log(a):
+    return np.linalg.slogdet(a)[0] * np.linalg.slogdet(a)[1]
+
+
+def named_parts(a):
+    return np.sum(np.linalg.slogdet(a).logabsdet * 2.0 + np.linalg.slogdet(a).sign)
+
+
+def of_a_diagonal(x):
+    return np.linalg.slogdet(np.diag(x))[0] * np.linalg.slogdet(np.diag(x))[1]
+
+
+@pytest.mark.parametrize("fn, a", [(sign_times_log, well_conditioned((3, 3))),
+                                   (named_parts, -well_conditioned((2, 3, 3))),
+                                   (of_a_diagonal, np.array([0.5, -1.5, 2.0]))],
+                         ids=["sign-times-log", "named", "diagonal"])
+def test_the_sign_of_slogdet_passes_no_gradient(fn, a):
+    ys.check_grad(fn, a)
+
+
+def test_slogdet_of_a_singular_matrix_is_refused_at_the_users_line():
+    with pytest.raises(ys.errors.NoDiffRuleError, match="slogdet") as error:
+        ys.grad(log_abs_det, RANK_DEFICIENT["rank n-1"])
+    assert "test_numpy_breadth.py" in str(error.value)
+
+
 @pytest.mark.parametrize("shape", [(4, 3), (3, 3)], ids=str)
 def test_qr(shape):
     ys.check_grad(qr_of, well_conditioned(shape) if shape[0] == shape[1] else uniform(shape),
                   uniform(shape, seed=1), uniform((shape[1], shape[1]), seed=2))
+
+
+def qr_q_only(a, w):
+    return np.sum(np.linalg.qr(a)[0] * w)
+
+
+def qr_r_only(a, w):
+    return np.sum(np.linalg.qr(a).R * w)
+
+
+def eigh_vectors_only(a, w):
+    return np.sum(np.abs(np.linalg.eigh(a).eigenvectors) * w)
+
+
+@pytest.mark.parametrize("fn, a_shape, w_shape", [
+    (qr_q_only, (4, 3), (4, 3)), (qr_q_only, (3, 3), (3, 3)), (qr_r_only, (4, 3), (3, 3)),
+    (eigh_vectors_only, (3, 3), (3, 3)), (eigh_vectors_only, (2, 3, 3), (2, 3, 3)),
+], ids=["q-tall", "q-square", "r", "eigenvectors", "eigenvectors-stack"])
+def test_tuple_valued_rules_with_one_output_used(fn, a_shape, w_shape):
+    a = uniform(a_shape) + (np.diag([0.0, 3.0, 7.0]) if fn is eigh_vectors_only else 0.0)
+    ys.check_grad(fn, a, uniform(w_shape, seed=1))
 
 
 @pytest.mark.parametrize("shape", [(4, 3), (3, 4)], ids=str)

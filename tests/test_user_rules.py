@@ -19,6 +19,7 @@ ys.nodiff(h.conv, "W")
 
 ys.diffrule(h.soft_clip, "x", "dy * (1 - (y / limit) ** 2)")
 ys.nodiff(h.soft_clip, "limit")
+ys.diffrule(h.root, "t", "dy / (2 * y)")  # Python floats: divides by zero at t = 0.0
 
 
 def test_expression_rule_matches_finite_differences(rng):
@@ -71,3 +72,9 @@ def test_a_rule_missing_an_input_gradient_is_an_error_not_a_zero():
     expected = "gives no gradient for its argument 'scale'"
     with pytest.raises(ys.errors.NoDiffRuleError, match=expected):
         ys.grad(partial_loss, np.ones(3), np.ones(3))
+
+
+def test_a_rule_that_fails_at_these_values_is_refused_at_the_users_line():
+    with pytest.raises(ys.errors.NoDiffRuleError, match="infinite or does not exist") as error:
+        ys.grad(h.root_loss, 0.0)
+    assert "helpers_rules.py" in str(error.value) and "root(t) * 2.0" in str(error.value)

@@ -93,6 +93,14 @@ def _propagate(unroller: Unroller, op: Call, dy, active: set, grads: dict) -> No
     except (TypeError, NotImplementedError) as error:
         raise NoDiffRuleError(f"the rule for {display_name(op.fn)} does not apply here: {error}",
                               op.loc) from None
+    except (ZeroDivisionError, np.linalg.LinAlgError) as error:
+        # Python arithmetic on floats (or a singular matrix) where the derivative is
+        # infinite or does not exist: said at the user's line, not as a crash inside a rule.
+        raise NoDiffRuleError(
+            f"the rule for {display_name(op.fn)} fails at these values ({error}): the "
+            "derivative is infinite or does not exist here", op.loc,
+            hint="Differentiate at other values, or keep this value out of what is "
+                 "differentiated.") from None
     for name, _, grad in pairs:
         if grad is None:  # a rule that skips an input would give a silently wrong zero
             raise NoDiffRuleError(
@@ -122,7 +130,7 @@ def _rule_hint(fn) -> str:
 
 
 def _accumulate(unroller, op, value, grad, active, grads) -> None:
-    if grad is None:
+    if grad is None or _exactly_zero(grad):
         return
     if isinstance(value, (list, tuple)):
         for item, item_grad in zip(value, grad):
@@ -140,6 +148,12 @@ def _accumulate(unroller, op, value, grad, active, grads) -> None:
             f"the rule for {display_name(op.fn)} gave a gradient of shape "
             f"{np.shape(values_of(grad))} for an input of shape {value.op.shape}")
     grads[value.op] = _plus(unroller, previous, grad)
+
+
+def _exactly_zero(grad) -> bool:
+    """A rule assigns a plain `0` where the gradient is zero whatever the
+    values (the base of `a ** 0`): nothing is added, so no `0 * ...` is written."""
+    return type(grad) in (int, float) and grad == 0
 
 
 def _plus(unroller, previous, grad):

@@ -15,7 +15,7 @@ import operator
 import numpy as np
 
 from .errors import UnsupportedSyntaxError
-from .traced import Traced, has_traced, values_of
+from .traced import Traced, has_traced, is_static, values_of
 
 
 def _len(unroller, args, kwargs, node, frame):
@@ -194,6 +194,8 @@ _BUILTINS.update({fn: _native(fn) for fn in (
     itertools.chain.from_iterable)})
 _BUILTINS.update({cls: _holding(cls) for cls in (
     functools.partial, operator.itemgetter, operator.attrgetter)})
+# Templates ask whether a value is known while generating: it sees the traced values themselves.
+_BUILTINS[is_static] = _native(is_static)
 _BUILTINS.update({fn: _iterating(fn) for fn in (
     zip, enumerate, reversed, list, tuple, set, sorted, map, filter, iter, dict)})
 # Types, shapes and dtypes are static even for traced arrays.

@@ -171,6 +171,14 @@ def has_traced(structure) -> bool:
     return next(traced_in(structure), None) is not None
 
 
+def is_static(structure) -> bool:
+    """For templates: True when a value is known while the gradient is
+    generated (a Python number, a shape, a keyword), so a branch on it folds
+    away; False when it is computed from the arguments. The unroller runs it
+    natively, on the traced values themselves (builtin_calls.py)."""
+    return not has_traced(structure)
+
+
 def values_of(structure):
     """The example values inside a nested structure of traced values."""
     if isinstance(structure, Traced):

@@ -625,6 +625,8 @@ class Unroller:
             if node is None and text is None:
                 node, frame = self.native or (None, None)
                 text, within = self.expression_text(value.op), node and _text(node)
+            if text is None and not self.user_code:  # a rule's decision: say what it read
+                text = self.expression_text(value.op)
             self.ops.append(Guard(value.op, result, convert, text or _text(node),
                                   self.location_of(node, frame), within))
         return result
@@ -689,6 +691,8 @@ class Unroller:
         fn, args = op.fn, op.args
         if fn is operator.getitem:
             return f"{show(args[0])}[{_index_text(args[1], show)}]"
+        if fn is primitives.T:
+            return f"{show(args[0])}.T"
         symbol = primitives.OPERATOR_SYMBOLS.get(fn)
         if symbol and len(args) == 2:
             return f"{show(args[0])} {symbol} {show(args[1])}"

@@ -69,7 +69,7 @@ def grad_loss(params, x, labels):
     # mlp.py:25  shifted = logits - np.max(logits, axis=0, keepdims=True)
     dt1 = -np.sum(dshifted, axis=0, keepdims=True)
     t5 = logits == t1
-    dlogits = dshifted + t5 * dt1 / np.sum(t5, axis=0, keepdims=True)
+    dlogits = dshifted + np.where(t5, dt1 / np.sum(t5, axis=0, keepdims=True), 0)
     # mlp.py:21  return params.W2 @ h + params.b2[:, None]
     dparams_b2 = np.sum(dlogits, axis=1)
     dparams_W2 = dlogits @ h.T
