@@ -229,3 +229,22 @@ def test_an_enum_argument_is_guarded_by_name_and_the_module_can_be_saved(tmp_pat
     assert df(x, Mode.TRAIN)[0] == by_mode_identity(x, Mode.TRAIN)
     with pytest.raises(ys.errors.SignatureMismatch, match="mode is Mode.TRAIN"):
         df(x, Mode.EVAL)
+
+
+class Row(tuple):
+    pass
+
+
+class Items(list):
+    pass
+
+
+def from_subclasses(x, row, items):
+    return np.sum(row[0] * x) + np.sum(items[1] * x) * row[1]
+
+
+def test_tuple_and_list_subclasses_are_mirrored():
+    args = (np.ones(2), Row([np.ones(2), 2.0]), Items([1.0, np.full(2, 3.0)]))
+    value, g = ys.grad(from_subclasses, *args)
+    assert value == from_subclasses(*args)
+    ys.check_grad(from_subclasses, *args)

@@ -11,7 +11,6 @@ the keys (`('layers', 0, 'W')`). Leaves are classified once:
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import enum
 import keyword
@@ -115,8 +114,9 @@ def rebuild(value, replace: Callable[[tuple, Any], Any], path: tuple = ()):
         items = [child for _, child in new_children]
         return type(value)(items) if type(value) in (list, tuple) else _copy_with(value, items)
     if isinstance(value, dict):
-        mirror = copy.copy(value)
-        mirror.update({step[1]: child for step, child in new_children})
+        mirror = _empty_like(value, dict)
+        dict.update(mirror, value)
+        dict.update(mirror, {step[1]: child for step, child in new_children})
         return mirror
     mirror = object.__new__(type(value))
     if hasattr(value, "__dict__"):
@@ -127,9 +127,29 @@ def rebuild(value, replace: Callable[[tuple, Any], Any], path: tuple = ()):
 
 
 def _copy_with(value, items):
-    mirror = copy.copy(value)
-    mirror[:] = items
+    if isinstance(value, tuple):
+        mirror = tuple.__new__(type(value), items)
+        _copy_attributes(value, mirror)
+        return mirror
+    mirror = _empty_like(value, list)
+    list.extend(mirror, items)
     return mirror
+
+
+def _empty_like(value, base: type):
+    """An empty `base` of value's own subclass with its instance attributes,
+    made without the copy protocol (which a `__getattr__` that raises KeyError,
+    as `__getattr__ = dict.__getitem__` does, breaks before Python 3.11)."""
+    mirror = base.__new__(type(value))
+    _copy_attributes(value, mirror)
+    return mirror
+
+
+def _copy_attributes(value, mirror) -> None:
+    try:
+        vars(mirror).update(vars(value))
+    except TypeError:  # no instance dictionary
+        pass
 
 
 def get_path(value, path: tuple):
