@@ -20,7 +20,7 @@ from .traced import Traced, has_traced, is_static, values_of
 
 def _len(unroller, args, kwargs, node, frame):
     (value,) = args
-    if isinstance(value, Traced) and isinstance(value.value, str):
+    if isinstance(value, Traced) and isinstance(value.value, (str, bytes)):
         return unroller.concretize(value, len, _argument(node), frame)  # its length is data
     if isinstance(value, Traced):
         return len(value.value)
@@ -58,8 +58,11 @@ def _sum(unroller, args, kwargs, node, frame):
     start = args[1] if len(args) > 1 else kwargs.get("start", 0)
     if not items:
         return start
-    total = items[0] if (isinstance(start, (int, float)) and start == 0) else \
-        unroller.binary(operator.add, start, items[0])
+    first = items[0]
+    numeric = isinstance(first, Traced) and first.op.dtype is not None \
+        and first.op.dtype != np.bool_  # True + True is True for NumPy booleans; 0 + True is 1
+    total = first if (numeric and isinstance(start, (int, float)) and start == 0) else \
+        unroller.binary(operator.add, start, first)
     for item in items[1:]:
         total = unroller.binary(operator.add, total, item)
     return total
@@ -69,9 +72,19 @@ def _getattr(unroller, args, kwargs, node, frame):
     try:
         return unroller.attribute(args[0], args[1], node, frame)
     except AttributeError:
+        unroller.depend_on_absence(args[0], args[1])  # getattr(config, "dropout", 0.0)
         if len(args) > 2:
             return args[2]
         raise
+
+
+def _hasattr(unroller, args, kwargs, node, frame):
+    try:
+        unroller.attribute(args[0], args[1], node, frame)
+        return True
+    except AttributeError:
+        unroller.depend_on_absence(args[0], args[1])
+        return False
 
 
 def _super(unroller, args, kwargs, node, frame):
@@ -100,6 +113,21 @@ def _changing_first(fn):
     return handler
 
 
+def _text_to_number(fn):
+    """float(x) is recorded; float() of text made from the arguments is
+    refused: its derivative through the text would be silently zero."""
+    recorded = _traced_primitive(fn)
+
+    def handler(unroller, args, kwargs, node, frame):
+        if args and isinstance(args[0], Traced) and isinstance(args[0].value, (str, bytes)):
+            raise UnsupportedSyntaxError(
+                f"{fn.__name__}() of text made from the arguments",
+                unroller.location_of(node, frame),
+                hint="No gradient passes through text: use the number itself.")
+        return recorded(unroller, args, kwargs, node, frame)
+    return handler
+
+
 def _traced_primitive(fn):
     def handler(unroller, args, kwargs, node, frame):
         if has_traced((args, kwargs)):
@@ -112,11 +140,11 @@ def _iterating(fn):
     """Builtins that iterate their arguments: traced arrays iterate by rows."""
     def handler(unroller, args, kwargs, node, frame):
         args = [unroller.iterate(a, node, frame) if isinstance(a, Traced) else a for a in args]
-        return fn(*_routed(unroller, args, node, frame), **_routed(unroller, kwargs, node, frame))
+        return fn(*routed(unroller, args, node, frame), **routed(unroller, kwargs, node, frame))
     return handler
 
 
-def _routed(unroller, arguments, node, frame):
+def routed(unroller, arguments, node, frame):
     """The callables among a native function's arguments (map's function,
     sorted's key, reduce's operator) call back through the unroller, so that
     `map(float, x)` or `map(np.exp, x)` records what it applies."""
@@ -134,7 +162,7 @@ def _native(fn):
     itertools): run natively on traced values, whose comparisons and
     arithmetic are recorded and whose decisions are guarded (traced.py)."""
     def handler(unroller, args, kwargs, node, frame):
-        return fn(*_routed(unroller, args, node, frame), **_routed(unroller, kwargs, node, frame))
+        return fn(*routed(unroller, args, node, frame), **routed(unroller, kwargs, node, frame))
     return handler
 
 
@@ -155,7 +183,8 @@ def _static_info(fn):
 
 _BUILTINS = {
     len: _len, range: _range, int: _int, bool: _bool, isinstance: _isinstance, sum: _sum,
-    getattr: _getattr, float: _traced_primitive(float),
+    getattr: _getattr, hasattr: _hasattr, float: _text_to_number(float),
+    complex: _text_to_number(complex),
     super: _super, next: _changing_first(next), setattr: _changing_first(setattr),
     delattr: _changing_first(delattr),
     abs: _traced_primitive(abs), pow: _traced_primitive(pow),

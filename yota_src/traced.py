@@ -100,6 +100,11 @@ class Traced:
         except UnsupportedSyntaxError:  # not an attribute of the value: hasattr() says no
             raise AttributeError(name) from None
 
+    def __reduce_ex__(self, protocol):
+        self._refuse("a value computed from the arguments was pickled by code that runs "
+                     "natively, which would freeze it", "Keep it a NumPy value in the "
+                     "differentiated function (np.copy makes a copy).")
+
     def __copy__(self):
         """copy.copy / copy.deepcopy of an array is a new array: a copy op, so
         changing one in place leaves the other as it was."""

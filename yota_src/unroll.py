@@ -20,6 +20,7 @@ import random
 import sys
 import types
 import warnings
+from collections import deque
 from dataclasses import replace
 
 import gast
@@ -29,7 +30,7 @@ from . import primitives, rules
 from .builtin_calls import builtin_handler
 from .errors import Location, MutationError, NoDiffRuleError, UnsupportedSyntaxError, YotaError
 from .source import FunctionSource, closure_cells, function_source, unwrap
-from .specialisation import MISSING, dependency, describe
+from .specialisation import MISSING, dependency, describe, is_plain_data, snapshot
 from .structs import children, is_array, kind_of
 from .tape import Call, Const, Guard, Input, Op
 from .traced import Traced, describe_value, has_traced, traced_in, values_of
@@ -195,7 +196,7 @@ def _watched(value) -> bool:
                                            types.MethodType, functools.partial)):
         return False
     owner = value if isinstance(value, type) else type(value)
-    if owner in (list, dict, tuple, set, frozenset):
+    if owner in (list, dict, tuple, set, frozenset, bytearray, types.MappingProxyType):
         return True
     return (getattr(owner, "__module__", "") or "").split(".")[0] not in OPAQUE_PACKAGES
 
@@ -407,6 +408,18 @@ class Unroller:
                 f"{primitives.display_name(fn)} gives an np.matrix", self.loc,
                 hint="np.matrix redefines `*` and `**` as matrix operations; use np.ndarray "
                      "(np.asarray) with `@` instead.")
+        if not _carried(value):
+            raise UnsupportedSyntaxError(
+                f"{primitives.display_name(fn)} gives a {type(value).__name__} object, which "
+                "generated code does not carry as a value computed from the arguments",
+                self.loc, hint="Use the NumPy functions that give arrays (np.polyval for "
+                "np.poly1d, loops over indices for np.nditer or np.ndenumerate).")
+        if isinstance(value, np.ndarray) and value.dtype == object \
+                and any(t.op.depends for t in traced_in((args, kwargs))):
+            raise NoDiffRuleError(
+                f"{primitives.display_name(fn)} gives an array of Python objects", self.loc,
+                hint="Object arrays hold no numbers a gradient can pass through: keep "
+                     "numbers in float arrays and text apart.")
         # a draw is data: a decision taken from it is guarded like one taken from x
         depends = any(t.op.depends for t in traced_in((args, kwargs))) \
             or primitives.is_random_draw(fn)
@@ -471,6 +484,13 @@ class Unroller:
         A static call that builds an array (np.zeros, np.arange) is recorded
         too, so the generated code says how the array is made.
         """
+        try:
+            hash(fn)
+        except TypeError:
+            raise UnsupportedSyntaxError(
+                f"a call of a {type(fn).__name__} object", self.loc,
+                hint="Generated code can call functions, not objects such as np.poly1d: "
+                     "call the function it stands for (np.polyval(coefficients, x)).") from None
         if kwargs.get("out") is not None:
             raise MutationError(f"{primitives.display_name(fn)} writes into an existing array "
                                 "(out=)", self.loc,
@@ -478,6 +498,12 @@ class Unroller:
         if primitives.is_ufunc_at(fn):
             return self.ufunc_at(fn, args, kwargs)
         self.refuse_callbacks(fn, args, kwargs)
+        if any(isinstance(a, types.GeneratorType) for a in (*args, *kwargs.values())):
+            if fn is not np.fromiter:
+                raise UnsupportedSyntaxError(
+                    f"{primitives.display_name(fn)} given a generator", self.loc,
+                    hint="Pass a list (a list comprehension) instead.")
+            args = (list(args[0]), *args[1:])
         draws = primitives.random_source(fn)
         if draws is not None:
             self.random_states.setdefault(id(draws), (draws, _random_state(draws)))
@@ -498,7 +524,10 @@ class Unroller:
         text = f"{primitives.display_name(fn)}(...)"
         if isinstance(value, (tuple, list)) and fn is not operator.getitem:
             # several results (np.linalg.qr, np.nonzero, np.split): the code sees
-            # each one, as it sees the items of any tuple a call returns
+            # each one, as it sees the items of any tuple a call returns; how many
+            # a list holds (`s.split(",")`) can follow the data
+            if result.op.depends and (isinstance(value, list) or guard_shapes):
+                self.concretize(result, len, None, None, text=text)
             items = [self.primitive(operator.getitem, (result, i), {}) for i in range(len(value))]
             for i, item in enumerate(items):
                 if guard_shapes and isinstance(item, Traced):
@@ -550,7 +579,8 @@ class Unroller:
         """What an output call shows must be spelled in the generated code:
         values, numbers, strings, arrays and containers of them."""
         if isinstance(structure, (Traced, np.ndarray, np.generic, str, bytes, int, float,
-                                  complex, primitives.StandardStream)) or structure is None:
+                                  complex, np.dtype, primitives.StandardStream)) \
+                or structure is None:
             return
         if isinstance(structure, (tuple, list)) and not hasattr(structure, "_fields"):
             for item in structure:
@@ -575,13 +605,17 @@ class Unroller:
         function that writes into an argument (np.random.shuffle, np.copyto,
         np.fill_diagonal, any other) is refused instead of changing a value
         behind the tape's back and being dropped from the generated code."""
+        containers = [(c, _contents(c)) for c in (*args, *kwargs.values())
+                      if _contents(c) is not None]
         with primitives.arguments_read_only((args, kwargs)) as protected:
             try:
-                return fn(*args, **kwargs)
+                result = fn(*args, **kwargs)
+                if all(_contents(c) == before for c, before in containers):
+                    return result  # (random.shuffle(items) reorders a list in place)
             except ValueError as error:
                 if not (protected and "read-only" in str(error)):
                     raise
-                name = primitives.display_name(fn)
+        name = primitives.display_name(fn)
         raise MutationError(
             f"{name} writes into its argument", self.loc,
             hint="Generated code is functional: call a function that returns a new array "
@@ -639,13 +673,13 @@ class Unroller:
         """A decision taken by code running natively (`bool`, `hash`, `index`)."""
         return self.concretize(value, convert, None, None)
 
-    def natively(self, node, frame, fn, *args):
+    def natively(self, node, frame, fn, *args, **kwargs):
         """Run `fn` (sorted, dict.__setitem__, a container search, ...) on values
         that may be traced: the decisions it takes are guarded and named after
         `node`."""
         saved, self.native = self.native, (node, frame)
         try:
-            return fn(*args)
+            return fn(*args, **kwargs)
         finally:
             self.native = saved
 
@@ -657,6 +691,7 @@ class Unroller:
             found = self.primitive(operator.contains, (container, item), {})
             return self.concretize(found, bool, node, frame) if node is not None \
                 else self.decide(found, bool)
+        self.depend_on_contents(container)  # `"KEY" in os.environ`, `3 in QUEUE`
         return self.natively(node, frame, operator.contains, container, item)
 
     def identical(self, left, right, node, frame) -> bool:
@@ -733,14 +768,70 @@ class Unroller:
         method = self.python_method(fn, "__call__")
         if method is not None:  # a callable object of the user's: its __call__ is unrolled
             return self.inline_function(method, (fn,) + tuple(args), kwargs, node, frame)
-        if isinstance(fn, types.BuiltinMethodType) and isinstance(
-                getattr(fn, "__self__", None), (list, dict, set, tuple, str)):
-            if fn.__name__ in CONTAINER_CHANGES:
-                self.refuse_write(fn.__self__, node, frame)
-            if isinstance(fn.__self__, str) and has_traced((args, kwargs)):
-                return self.primitive(getattr(str, fn.__name__), (fn.__self__, *args), kwargs)
-            return fn(*args, **kwargs)  # container methods store traced values as they are
-        return self.primitive(fn, args, kwargs)
+        owner = getattr(fn, "__self__", None)
+        if isinstance(owner, str) and isinstance(fn, types.BuiltinMethodType):
+            args = tuple(list(a) if isinstance(a, types.GeneratorType) else a for a in args)
+            if has_traced((args, kwargs)):  # " ".join(f"{v}" for v in x): recorded text
+                return self.primitive(getattr(str, fn.__name__), (owner, *args), kwargs)
+            return fn(*args, **kwargs)
+        if _computes_on_arrays(fn):
+            return self.primitive(fn, args, kwargs)
+        return self.native_call(fn, args, kwargs, node, frame)
+
+    def native_call(self, fn, args: tuple, kwargs: dict, node, frame):
+        """A function that only arranges values (a container's method, heapq,
+        bisect, pickle, a library class's method): run natively on the traced
+        values themselves, whose arithmetic is recorded and whose decisions are
+        guarded (traced.py), so what it does to local containers happens as in
+        a call. A container of the arguments or from outside that it changes
+        is put back and refused: the generated code would not change it."""
+        protected = [(c, _contents(c)) for c in (getattr(fn, "__self__", None), *args,
+                                                 *kwargs.values())
+                     if (id(c) in self.held or id(c) in self.outside or id(c) in self.watched)
+                     and _contents(c) is not None]
+        try:
+            result = self.natively(node, frame, fn, *_routed_args(self, args, node, frame),
+                                   **kwargs)
+        except YotaError:
+            raise
+        except Exception as error:
+            if not has_traced((args, kwargs)) or not _succeeds_on_values(fn, args, kwargs):
+                raise  # an error of the code itself, which it would raise natively too
+            raise UnsupportedSyntaxError(
+                f"{_callee_name(fn)}() cannot take a value computed from the arguments "
+                f"({error})", self.location_of(node, frame),
+                hint="It needs a concrete number or text, which would freeze the value: "
+                     "compute with NumPy or Python arithmetic in the differentiated "
+                     "function, or move the call outside it.") from None
+        finally:
+            changed = [(c, before) for c, before in protected if _contents(c) != before]
+            for container, before in changed:
+                _restore(container, before)
+        if changed:
+            self.refuse_write(changed[0][0], node, frame)
+        self.depend_on_call(fn, args, kwargs, result)
+        return result
+
+    def depend_on_call(self, fn, args, kwargs, result) -> None:
+        """A method of an outside object (os.environ.get, a logger's
+        isEnabledFor) or a library function (os.getenv) called on static
+        values reads state the trace cannot see: its result is a dependency,
+        read again by calling it."""
+        if not self.user_code or has_traced((args, kwargs)) or not is_plain_data(result):
+            return
+        owner = getattr(fn, "__self__", None)
+        if owner is not None and not isinstance(owner, types.ModuleType) \
+                and id(owner) not in self.outside and id(owner) not in self.watched \
+                and id(owner) not in self.held:
+            return  # a method of a value made here: computed afresh at every trace
+        try:
+            key = ("call", id(fn) if owner is None else id(owner),
+                   getattr(fn, "__name__", None), snapshot((args, kwargs)))
+            hash(key)
+        except TypeError:
+            return
+        self.depend(key, f"{primitives.display_name(fn)}(...)",
+                    lambda: fn(*args, **kwargs), result)
 
     def inline_function(self, fn, args, kwargs, node, frame):
         if isinstance(fn, types.MethodType):
@@ -802,10 +893,12 @@ class Unroller:
             self.inline(source, _signature(init), (obj,) + tuple(args), kwargs, None,
                         closure_cells(init), init.__globals__, node, frame)
             return obj
-        if has_traced((args, kwargs)) and cls.__module__.split(".")[0] in OPAQUE_PACKAGES \
+        if has_traced((args, kwargs)) and cls.__module__.split(".")[0] in NUMERIC_PACKAGES \
                 and cls.__module__ != "builtins":  # np.float32(x) is a primitive; zip(...) is not
             return self.primitive(cls, args, kwargs)
-        return cls(*args, **kwargs)
+        if not has_traced((args, kwargs)):
+            return cls(*args, **kwargs)
+        return self.native_call(cls, args, kwargs, node, frame)  # Counter(labels), deque(xs)
 
     def array_method(self, method: ArrayMethod, args, kwargs, node, frame):
         x, name = method.target, method.name
@@ -852,8 +945,14 @@ class Unroller:
         any object (a method, a class constant), since the class is outside."""
         if isinstance(obj, Traced):
             return self.traced_attribute(obj, name, node, frame)
+        if isinstance(obj, super) and self.user_code:  # super().forward: a class's attribute
+            mro = obj.__self_class__.__mro__
+            following = mro[mro.index(obj.__thisclass__) + 1:]
+            found = next((klass for klass in following if name in klass.__dict__), None)
+            if found is not None:
+                self.depend_on_class(found, name)
         owner = None
-        if not isinstance(obj, (types.ModuleType, type)):
+        if not isinstance(obj, (types.ModuleType, type, super)):
             owner = next((klass for klass in type(obj).__mro__ if name in klass.__dict__), None)
             found = owner.__dict__[name] if owner is not None else None
             if isinstance(found, property) and inlinable(found.fget):
@@ -873,6 +972,21 @@ class Unroller:
                         lambda: getattr(obj, name), value,
                         obj if isinstance(obj, types.ModuleType) else None, name)
         return self.outside_value(value, self.part_name(obj, name) or name)
+
+    def depend_on_absence(self, obj, name: str) -> None:
+        """An attribute found missing on an outside object (getattr with a
+        default, hasattr): setting it later must retrace."""
+        if not self.user_code or isinstance(obj, Traced):
+            return
+        if id(obj) in self.watched or id(obj) in self.held or _outside_by_nature(obj):
+            self.depend(("attr", id(obj), name), f"attribute {name} of {describe(obj)}",
+                        lambda: getattr(obj, name, MISSING), MISSING)
+        elif not isinstance(obj, (types.ModuleType, type)):  # missing on its class too
+            for klass in type(obj).__mro__:
+                if _outside_by_nature(klass) and klass.__module__ != "builtins":
+                    self.depend(("attr", id(klass), name), f"attribute {name} of class "
+                                f"{klass.__qualname__}", lambda klass=klass: klass.__dict__.get(
+                                    name, MISSING), MISSING)
 
     def depend_on_class(self, klass: type, name: str) -> None:
         """A method, property or constant read from a class of the user's: the
@@ -935,6 +1049,9 @@ class Unroller:
 
     def iterate(self, value, node, frame) -> list:
         if isinstance(value, Traced):
+            if isinstance(value.value, (str, bytes)):  # its length is data
+                count = self.concretize(value, len, node, frame)
+                return [self.subscript(value, i, node, frame) for i in range(count)]
             count = len(value.value) if isinstance(value.value, (tuple, list)) else (
                 np.shape(value.value)[0] if np.ndim(value.value) else None)
             if count is None:
@@ -1598,6 +1715,80 @@ def rewind(random_states: dict) -> None:
 
 def _assigned_names(stmt: gast.Assign) -> set:
     return {t.id for t in stmt.targets if isinstance(t, gast.Name)} or {None}
+
+
+NUMERIC_PACKAGES = {"numpy", "scipy", "math", "cmath", "cupy", "builtins", "jax", "torch"}
+
+
+def _computes_on_arrays(fn) -> bool:
+    """Functions of NumPy and its kind (and Python's numeric builtins): a call
+    is one op of the tape, computed on values. Anything else (a container's
+    method, the standard library, a library class's method) runs natively."""
+    if isinstance(fn, np.ufunc):
+        return True
+    if getattr(fn, "__objclass__", str) is not str:  # list.append(l, v), dict.update(d, ...)
+        return False
+    module = getattr(fn, "__module__", None) or getattr(type(fn), "__module__", "")
+    owner = getattr(fn, "__self__", None)
+    if owner is not None and not isinstance(owner, types.ModuleType):
+        module = type(owner).__module__ if not isinstance(owner, type) else owner.__module__
+        if module == "builtins":  # a method of a list, a dict, a bytearray, dict.fromkeys
+            return False
+    return (module or "").split(".")[0] in NUMERIC_PACKAGES
+
+
+def _succeeds_on_values(fn, args, kwargs) -> bool:
+    """Would `fn` run on the example values where it failed on traced ones
+    (struct.pack needs a real float)?"""
+    try:
+        fn(*values_of(args), **values_of(kwargs))
+    except Exception:
+        return False
+    return True
+
+
+def _carried(value) -> bool:
+    """Values a tape holds: arrays, numbers, text and tuples or lists of them."""
+    if is_array(value) or value is None or isinstance(
+            value, (np.generic, int, float, complex, str, bytes, np.dtype, slice)):
+        return True
+    if isinstance(value, (tuple, list)):
+        return all(_carried(item) for item in value)
+    return False
+
+
+def _callee_name(fn) -> str:
+    """`heapq.heappush`, `Decimal`, `Encoder.encode`: never an address."""
+    if isinstance(fn, type):
+        return fn.__qualname__
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    return primitives.function_path(fn) or name or type(fn).__qualname__
+
+
+def _contents(container):
+    """A shallow copy of a mutable container, to tell whether a native call
+    changed it (None for other values)."""
+    if isinstance(container, (list, deque, bytearray)) or type(container).__name__ == "array":
+        return list(container)
+    if isinstance(container, (dict, set)):
+        return dict(container) if isinstance(container, dict) else set(container)
+    return None
+
+
+def _restore(container, before) -> None:
+    if isinstance(container, (dict, set)):
+        container.clear()
+        container.update(before)
+    elif isinstance(container, deque):
+        container.clear()
+        container.extend(before)
+    else:
+        container[:] = type(container)(before) if isinstance(container, bytearray) else before
+
+
+def _routed_args(unroller, args, node, frame):
+    from .builtin_calls import routed  # late: builtin_calls builds on this module
+    return routed(unroller, args, node, frame)
 
 
 def _nested(structure):
