@@ -233,3 +233,58 @@ def test_changing_numpys_error_handling_for_the_process_is_refused():
 
     with pytest.raises(ys.errors.UnsupportedSyntaxError, match="np.seterr"):
         ys.grad(f, np.array([1.0, 2.0]))
+
+
+def logs_with_warnings_as_errors(x):
+    with warnings.catch_warnings():
+        total = np.sum(x)
+        warnings.simplefilter("error", RuntimeWarning)
+        y = np.log(x)
+    return np.sum(y) + total
+
+
+def test_warning_filters_set_in_the_function_are_kept():
+    ys.grad(logs_with_warnings_as_errors, np.array([1.0, 2.0]))
+    with pytest.raises(RuntimeWarning):
+        logs_with_warnings_as_errors(np.array([0.0, 2.0]))
+    with pytest.raises(RuntimeWarning):
+        ys.grad(logs_with_warnings_as_errors, np.array([0.0, 2.0]))
+    ys.check_grad(logs_with_warnings_as_errors, np.array([1.0, 2.0]))
+
+
+def test_a_filter_outside_catch_warnings_is_refused():
+    def f(x):
+        warnings.simplefilter("ignore")
+        return np.sum(x)
+
+    with pytest.raises(ys.errors.UnsupportedSyntaxError, match="outside `with warnings"):
+        ys.grad(f, np.ones(2))
+
+
+def inverts_or_falls_back(a):
+    try:
+        inverse = np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        inverse = np.eye(2)
+    return np.sum(inverse)
+
+
+def divides_or_falls_back(x):
+    try:
+        with np.errstate(divide="raise"):
+            ratio = 1.0 / x
+    except (FloatingPointError, ZeroDivisionError):
+        ratio = x
+    return np.sum(ratio)
+
+
+@pytest.mark.parametrize("f, traced_at, raises_at", [
+    (inverts_or_falls_back, np.array([[2.0, 1.0], [1.0, 3.0]]), np.ones((2, 2))),
+    (divides_or_falls_back, np.array([1.0, 2.0]), np.array([0.0, 2.0])),
+], ids=["LinAlgError", "FloatingPointError"])
+def test_data_on_which_a_try_body_raises_is_refused(f, traced_at, raises_at):
+    assert ys.grad(f, traced_at)[0] == pytest.approx(f(traced_at))
+    ys.check_grad(f, traced_at)
+    with pytest.raises(ControlFlowChanged, match="on which the `try` at"):
+        ys.grad(f, raises_at)
+    assert "except (" in ys.simplegrad(f, traced_at).source

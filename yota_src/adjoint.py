@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from . import rules
+from . import contexts, rules
 from .errors import NoDiffRuleError
 from .primitives import display_name
 from .structs import DIFF, user_path
@@ -108,7 +108,7 @@ def _propagate(unroller: Unroller, op: Call, dy, active: set, grads: dict) -> No
                 f"{name!r}", op.loc,
                 hint=f"Assign d{name} in the rule, or declare ys.nodiff({display_name(op.fn)}, "
                      f"\"{name}\") if no gradient should flow into it.")
-    saved, unroller.loc = unroller.loc, op.loc
+    saved, unroller.loc = unroller.loc, contexts.gradient_location(op.loc)
     try:
         for _, value, grad in pairs:
             _accumulate(unroller, op, value, grad, active, grads)

@@ -14,6 +14,7 @@ import operator
 
 import numpy as np
 
+from . import contexts
 from .errors import UnsupportedSyntaxError
 from .traced import Traced, has_traced, is_static, values_of
 
@@ -214,6 +215,15 @@ def _global_setting(fn):
 
 
 _BUILTINS.update({fn: _global_setting(fn) for fn in (np.seterr, np.seterrcall)})
+
+
+def _warning_filter(fn):
+    def handler(unroller, args, kwargs, node, frame):
+        unroller.set_warning_filter(fn, args, kwargs, node, frame)
+    return handler
+
+
+_BUILTINS.update({fn: _warning_filter(fn) for fn in contexts.FILTERS})
 _BUILTINS.update({fn: _native(fn) for fn in (
     max, min, any, all, functools.reduce, copy.copy, copy.deepcopy,
     *(getattr(itertools, name) for name in (

@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import primitives
+from . import contexts, primitives
 from .errors import UnsupportedSyntaxError
 from .loader import InProcessOnly
 from .structs import (
@@ -347,14 +347,16 @@ class _Writer:
 
     def body(self) -> list[str]:
         """The statements, each source line's under a comment naming it; ops
-        computed under `with np.errstate(...)` in the primal (and their
-        gradients) are written inside such a block."""
+        the primal computed inside `with np.errstate(...)`, `with
+        warnings.catch_warnings()` or a `try` body (contexts.py) are written
+        inside the same blocks."""
         lines: list[str] = []
-        group = block = None
+        group, blocks = None, []
         for index, op in enumerate(self.tape.ops):
             if index == self.tape.n_forward and self.kind == "gradient":
+                lines += self.close_blocks(blocks, 0)
                 lines.append("# backward")
-                group = block = None
+                group = None
             try:
                 statements = self.statements(op)
             except CodegenError as error:
@@ -363,19 +365,56 @@ class _Writer:
                 raise CodegenError(error.message, op.loc, error.hint) from None
             if not statements:
                 continue
-            settings = op.loc.errstate if op.loc is not None else None
-            if settings != block:
-                block, group = settings, None
-                if settings:
-                    arguments = ", ".join(f"{name}={value!r}" for name, value in settings)
-                    lines.append(f"with np.errstate({arguments}):")
-            indent = "    " if block else ""
+            context = contexts.blocks(op.loc.context) if op.loc is not None else ()
+            if tuple(blocks) != context:
+                kept = next((i for i, (a, b) in enumerate(zip(blocks, context)) if a != b),
+                            min(len(blocks), len(context)))
+                lines += self.close_blocks(blocks, kept)
+                for entry in context[kept:]:
+                    lines += ["    " * len(blocks) + line for line in self.open_block(entry)]
+                    blocks.append(entry)
+                group = None
+            indent = "    " * len(blocks)
             here = self.group(op)
             if op.loc is not None and here != group:
                 lines.append(indent + f"# {_comment(f'{op.loc.short}  {op.loc.line.strip()}')}")
             group = here
             lines += [indent + line for line in statements]
+        lines += self.close_blocks(blocks, 0)
         lines += self.return_statements()
+        return lines
+
+    def open_block(self, entry) -> list[str]:
+        kind, *rest = entry
+        if kind == contexts.ERRSTATE:
+            arguments = ", ".join(f"{name}={value!r}" for name, value in rest[0])
+            return [f"with np.errstate({arguments}):"]
+        if kind == contexts.WARNINGS:
+            module = self._import("warnings")
+            calls = [ast.unparse(ast.Call(ast.parse(f"{module}.{function.__name__}",
+                                                    mode="eval").body,
+                                          [self.literal(a) for a in args],
+                                          self.keywords(dict(kwargs))))
+                     for function, args, kwargs in rest[0]]
+            return [f"with {module}.catch_warnings():"] + ["    " + call for call in calls]
+        return ["try:"]
+
+    def close_blocks(self, blocks: list, keep: int) -> list[str]:
+        """Close the blocks opened after the first `keep`; a `try` closes with
+        the refusal of data on which its body raised."""
+        lines = []
+        while len(blocks) > keep:
+            kind, *rest = blocks.pop()
+            if kind == contexts.TRY:
+                caught, where = rest
+                types = ast.unparse(ast.Tuple([self.literal(kind) for kind in caught]))
+                self.errors_used.add("ControlFlowChanged")
+                message = (f"{self.name} was generated for data on which the `try` at {where} "
+                           "raised nothing; this call raises, so the unrolled code does not "
+                           "apply")
+                lines += ["    " * len(blocks) + f"except {types} as error:",
+                          "    " * len(blocks) + f"    raise ControlFlowChanged({message!r}) "
+                          "from error"]
         return lines
 
     def statements(self, op: Op) -> list[str]:
@@ -517,7 +556,7 @@ class _Writer:
         folding temporaries."""
         if op is None or op.loc is None:
             return None
-        return (op in self.backward, op.loc.filename, op.loc.lineno, op.loc.errstate)
+        return (op in self.backward, op.loc.filename, op.loc.lineno, op.loc.context)
 
     def should_inline(self, op: Op, expr: ast.expr) -> bool:
         users = self.users.get(op, [])

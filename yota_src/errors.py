@@ -20,9 +20,9 @@ class Location:
     line: str = ""
     col: int | None = None
     end_col: int | None = None
-    # NumPy's floating-point error handling in force there (`with np.errstate(...)`),
-    # as ((category, setting), ...): the generated code computes under it too
-    errstate: tuple | None = None
+    # the blocks the primal computes under there (np.errstate, warnings filters,
+    # try): contexts.py; the generated code computes under them too
+    context: tuple = ()
 
     @property
     def short(self) -> str:

@@ -26,7 +26,7 @@ from dataclasses import replace
 import gast
 import numpy as np
 
-from . import primitives, rules
+from . import contexts, primitives, rules
 from .builtin_calls import builtin_handler
 from .errors import Location, MutationError, NoDiffRuleError, UnsupportedSyntaxError, YotaError
 from .source import FunctionSource, closure_cells, function_source, unwrap
@@ -252,7 +252,7 @@ class Unroller:
         self.viewed: dict[int, Traced] = {}  # arrays some view looks into, by id
         self.input_names: dict[Op, str] = {}  # each input's expression, for messages
         self.native: tuple | None = None  # (node, frame) of the call running natively
-        self.errstate: tuple | None = None  # settings of the `with np.errstate` around us
+        self.context: tuple = ()  # the np.errstate, warnings and try blocks around us
         self.loc: Location | None = None
         self.user_code = True  # False while running adjoint templates
         self.depth = 0
@@ -292,12 +292,11 @@ class Unroller:
         frame = Frame(source, {first.name: dy, second.name: y, **bound.arguments},
                       None, closure_cells(template), template.__globals__)
         skipped = {f"d{p.name}" for p in rest} - {f"d{name}" for name in needed}
+        loc = contexts.gradient_location(loc)  # under the primal's error handling
         saved = self.loc, self.user_code, self.native
         self.loc, self.user_code, self.native = loc, False, None
-        errstate = np.errstate(**dict(loc.errstate)) if loc and loc.errstate \
-            else contextlib.nullcontext()  # the primal's error handling, as generated
         try:
-            with errstate:
+            with contexts.applied(loc.context if loc else ()):
                 for stmt in source.node.body:
                     if not (isinstance(stmt, gast.Assign) and _assigned_names(stmt) <= skipped):
                         self.exec(stmt, frame)
@@ -1198,7 +1197,7 @@ class Unroller:
 
     def exec(self, stmt, frame):
         if self.user_code:
-            self.loc = self.in_errstate(frame.source.location(stmt))
+            self.loc = self.in_context(frame.source.location(stmt))
         handler = self._stmt_handlers.get(type(stmt))
         if handler is None:
             handler = getattr(self, f"exec_{type(stmt).__name__}", None)
@@ -1328,7 +1327,7 @@ class Unroller:
         """Known context managers (np.errstate, ...) wrap the unrolling itself.
         Ops recorded under np.errstate carry its settings in their location,
         so the generated code computes them (and their gradients) under it."""
-        managers, outer_errstate = [], self.errstate
+        managers, outer = [], self.context
         try:
             for item in stmt.items:
                 manager = self.eval(item.context_expr, frame)
@@ -1339,25 +1338,38 @@ class Unroller:
                         hint="Only np.errstate, contextlib.nullcontext and "
                              "warnings.catch_warnings run through; move other managers "
                              "outside the differentiated function.")
+                where = self.location_of(item.context_expr, frame)
                 if isinstance(manager, np.errstate):
-                    self.errstate = _errstate_settings(manager, self.errstate,
-                                                       self.location_of(item.context_expr, frame))
+                    self.context = contexts.errstate(self.context, manager, where)
+                elif isinstance(manager, warnings.catch_warnings):
+                    self.context = contexts.catch_warnings(self.context, manager, where)
                 value = manager.__enter__()
                 managers.append(manager)
                 if item.optional_vars is not None:
                     self.bind(item.optional_vars, value, frame)
             self.exec_block(stmt.body, frame)
         finally:
-            self.errstate = outer_errstate
+            self.context = outer
             for manager in reversed(managers):
                 manager.__exit__(None, None, None)
 
-    def in_errstate(self, loc: Location) -> Location:
-        return loc if self.errstate is None else replace(loc, errstate=self.errstate)
+    def in_context(self, loc: Location) -> Location:
+        return replace(loc, context=self.context) if self.context else loc
+
+    def set_warning_filter(self, function, args: tuple, kwargs: dict, node, frame) -> None:
+        """warnings.simplefilter(...) in the function: run, and kept in the
+        catch_warnings block around it, which the generated code opens too."""
+        self.context = contexts.with_filter(self.context, function, args, kwargs,
+                                            self.location_of(node, frame))
+        function(*args, **kwargs)
 
     def exec_Try(self, stmt, frame):
         """The body runs through; an exception while unrolling it cannot be
         turned into straight-line code, so it is an error, not a branch."""
+        outer = self.context
+        caught = tuple(kind for handler in stmt.handlers for kind in self.caught_by(handler, frame))
+        if caught:  # the body's code refuses data on which it would raise one of these
+            self.context = contexts.attempt(outer, caught, self.location_of(stmt, frame))
         try:
             try:
                 self.exec_block(stmt.body, frame)
@@ -1371,9 +1383,18 @@ class Unroller:
                     self.location_of(stmt, frame),
                     hint="Exception handlers are not unrolled: check the condition with "
                          "`if` instead of catching the error.") from error
+            finally:
+                self.context = outer
             self.exec_block(stmt.orelse, frame)
         finally:
             self.exec_block(stmt.finalbody, frame)
+
+    def caught_by(self, handler, frame) -> tuple:
+        """The exception classes an `except` clause names (Exception for a bare one)."""
+        if handler.type is None:
+            return (Exception,)
+        kinds = self.eval(handler.type, frame)
+        return kinds if isinstance(kinds, tuple) else (kinds,)
 
     def exec_Import(self, stmt, frame):
         for alias in stmt.names:
@@ -1491,7 +1512,7 @@ class Unroller:
                 kwargs[keyword.arg] = self.eval(keyword.value, frame)
         saved = self.loc, self.native
         if self.user_code:
-            self.loc = self.in_errstate(frame.source.location(node))  # errors point at the call
+            self.loc = self.in_context(frame.source.location(node))  # errors point at the call
         self.native = (node, frame)  # what native code decides is named after the call
         try:
             return self.call(fn, tuple(args), kwargs, node, frame)
@@ -1646,7 +1667,7 @@ class Unroller:
     def location_of(self, node, frame) -> Location | None:
         if node is None or frame is None:
             return self.loc
-        return self.in_errstate(frame.source.location(node)) if self.user_code else self.loc
+        return self.in_context(frame.source.location(node)) if self.user_code else self.loc
 
     def unsupported(self, node, frame, what: str) -> UnsupportedSyntaxError:
         return UnsupportedSyntaxError(f"{what} is not supported", self.location_of(node, frame),
@@ -1661,31 +1682,6 @@ _REWRITES = {
     gast.Await: "Differentiate a plain (synchronous) function.",
     gast.ClassDef: "Define the class at module level.",
 }
-
-
-_ERROR_CATEGORIES = ("divide", "over", "under", "invalid")
-
-
-def _errstate_settings(manager, outer: tuple | None, where) -> tuple:
-    """The settings an np.errstate makes, per category, over those around it."""
-    if hasattr(manager, "kwargs"):  # NumPy 1
-        given, call = dict(manager.kwargs), getattr(manager, "call", None)
-    else:
-        given = {name: getattr(manager, f"_{name}", None)
-                 for name in ("all", *_ERROR_CATEGORIES)}
-        call = getattr(manager, "_call", None)
-    given.pop("call", None)
-    if callable(call):
-        raise UnsupportedSyntaxError(
-            "np.errstate(call=...) is not supported", where,
-            hint="The generated code cannot name your error callback; use the settings "
-                 "'ignore', 'warn', 'raise' or 'print'.")
-    settings = dict(outer or ())
-    if given.get("all") is not None:
-        settings.update(dict.fromkeys(_ERROR_CATEGORIES, given["all"]))
-    settings.update({name: given[name] for name in _ERROR_CATEGORIES
-                     if given.get(name) is not None})
-    return tuple(sorted(settings.items()))
 
 
 def _random_state(generator):
