@@ -713,3 +713,19 @@ def test_data_shaped_results_are_guarded():
     df(np.array([0.2, 1.3, 1.4]))
     with pytest.raises(ys.errors.ControlFlowChanged):
         df(np.array([0.2, 1.3, 2.4]))
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.sum(np.where(x > 1.0, np.sqrt(x - 1.0), x)),
+    lambda x: np.sum(np.where(x > 0, np.log(np.where(x > 0, x, 1.0)) * np.sqrt(x), 0.0)),
+    lambda x: np.sum(np.where(np.abs(x) < 1.0, np.arcsin(x), 2.0 * x) ** 2),
+    lambda x: np.sum(np.where(x != 0, 1.0 / x, 0.0) * 3.0),
+], ids=["safe sqrt", "log of a safe value", "arcsin inside its domain", "safe reciprocal"])
+def test_a_branch_np_where_did_not_take_passes_exactly_zero(f):
+    """The untaken branch may be inf or NaN there; its gradient is 0, not NaN."""
+    x = np.array([0.5, 2.0, -1.5, 0.25])
+    with np.errstate(all="ignore"):
+        value, (dx,) = ys.grad(f, x)
+        assert value == pytest.approx(f(x))
+        assert np.all(np.isfinite(dx))
+        ys.check_grad(f, x)

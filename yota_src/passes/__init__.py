@@ -6,6 +6,7 @@ from ..tape import Tape
 from .accumulate import accumulate_scatters
 from .cse import eliminate_common_subexpressions
 from .dce import eliminate_dead_code
+from .masks import keep_masked_zeros
 from .outputs import own_outputs
 from .simplify import simplify
 
@@ -13,11 +14,12 @@ from .simplify import simplify
 def optimize(tape: Tape) -> Tape:
     """The rewrites that keep generated code lean and readable."""
     tape = simplify(tape)
+    tape = keep_masked_zeros(tape)
     tape = eliminate_common_subexpressions(tape)
     tape = accumulate_scatters(tape)
     tape = eliminate_dead_code(tape)
     return own_outputs(tape)
 
 
-__all__ = ["optimize", "simplify", "accumulate_scatters", "eliminate_common_subexpressions",
-           "eliminate_dead_code", "own_outputs"]
+__all__ = ["optimize", "simplify", "keep_masked_zeros", "accumulate_scatters",
+           "eliminate_common_subexpressions", "eliminate_dead_code", "own_outputs"]

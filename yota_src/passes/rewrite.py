@@ -10,7 +10,8 @@ from ..tape import Call, Guard, Op, Tape, map_refs
 def rewrite(tape: Tape, visit: Callable[[Op, bool, Op], Op]) -> Tape:
     """Walk the ops in order; `visit(op, is_forward, original)` returns the op
     to keep, an earlier op that replaces it everywhere, or a new op that takes
-    its place. `original` is the op as it stood in `tape`, before its operands
+    its place (or a tuple of new ops, the last taking its place, the others
+    placed before it). `original` is the op as it stood in `tape`, before its operands
     were updated, for passes that analysed the tape beforehand.
 
     Ops whose operands were replaced are copied, never changed, so a tape
@@ -23,6 +24,11 @@ def rewrite(tape: Tape, visit: Callable[[Op, bool, Op], Op]) -> Tape:
         op = _with_operands(op, look)
         forward = index < tape.n_forward
         kept = visit(op, forward, tape.ops[index])
+        if isinstance(kept, tuple):
+            *before, kept = kept
+            ops.extend(before)
+            placed.update(before)
+            n_forward += forward * len(before)
         if kept is not op and kept in placed:
             replaced[tape.ops[index]] = look(kept)
             continue
