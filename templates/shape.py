@@ -60,7 +60,7 @@ def swapaxes(dy, y, a, axis1, axis2):
 
 
 @adjoint(primitives.astype)
-def astype(dy, y, a, dtype):
+def astype(dy, y, a, dtype, order="K", casting="unsafe", subok=True, copy=True):
     da = cast(dy, a)
 
 

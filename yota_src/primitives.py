@@ -26,9 +26,9 @@ def T(a):
     return a.T
 
 
-def astype(a, dtype):
-    """`a.astype(dtype)`"""
-    return a.astype(dtype)
+def astype(a, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    """`a.astype(dtype, ...)`"""
+    return a.astype(dtype, order=order, casting=casting, subok=subok, copy=copy)
 
 
 def item(a):

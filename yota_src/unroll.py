@@ -76,6 +76,7 @@ CONTAINER_CHANGES = {"append", "extend", "insert", "pop", "remove", "clear", "up
                      "setdefault", "popitem", "add", "discard", "sort", "reverse",
                      "difference_update", "intersection_update", "symmetric_difference_update"}
 SEQUENCES = (list, tuple, str, range)  # indexed by position: a traced index is an int
+STANDARD_LIBRARY = frozenset(getattr(sys, "stdlib_module_names", ())) - {"__main__"}
 MAX_DEPTH = 60
 MAX_LOOP = 1_000_000
 
@@ -182,7 +183,9 @@ def inlinable(fn) -> bool:
     module = getattr(fn, "__module__", None) or ""
     if module.split(".")[0] == "yota_src":  # its own code runs natively, but for templates
         return module.startswith("yota_src.templates")
-    return module.split(".")[0] not in OPAQUE_PACKAGES
+    # the standard library runs natively too: its arithmetic and decisions on traced
+    # values go through their protocols (traced.py), its errors name the user's line
+    return module.split(".")[0] not in OPAQUE_PACKAGES | STANDARD_LIBRARY
 
 
 def _watched(value) -> bool:
@@ -908,6 +911,10 @@ class Unroller:
             axes = args[0] if len(args) == 1 else (tuple(args) or None)
             return self.primitive(np.transpose, (x,) if axes is None else (x, axes), kwargs)
         if name == "astype":
+            plain = values_of((args, kwargs))
+            if isinstance(x.value, np.ndarray) and \
+                    primitives.astype(x.value, *plain[0], **plain[1]) is x.value:
+                return x  # copy=False and nothing to cast: the very array, as in NumPy
             return self.primitive(primitives.astype, (x,) + tuple(args), kwargs)
         if name == "item":
             return self.primitive(primitives.item, (x,), {})
@@ -1459,6 +1466,8 @@ class Unroller:
     def binary(self, fn, left, right):
         if isinstance(left, Traced) or isinstance(right, Traced):
             return self.primitive(fn, (left, right), {})
+        if fn is operator.mod and isinstance(left, str) and has_traced(right):
+            return self.primitive(fn, (left, right), {})  # "%.3f %d" % (v, n): recorded text
         return fn(left, right)
 
     def eval_UnaryOp(self, node, frame):
