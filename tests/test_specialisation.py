@@ -646,3 +646,97 @@ def test_python_random_draws_are_drawn_at_every_call():
     random.seed(1)
     assert [ys.grad(f, x)[0] for _ in range(3)] == native
     assert "import random" in ys.simplegrad(f, x).source
+
+
+class Options:
+    pass
+
+
+OPTIONS = Options()
+PROXY_SOURCE = {"k": 2.0}
+PROXY = types.MappingProxyType(PROXY_SOURCE)
+BYTES = bytearray([2])
+QUEUE = __import__("collections").deque([3.0])
+
+
+def optional_attribute(x):
+    return np.sum(x) * getattr(OPTIONS, "scale", 1.0)
+
+
+def attribute_present(x):
+    return np.sum(x) * (2.0 if hasattr(OPTIONS, "scale") else 1.0)
+
+
+def through_proxy(x):
+    return np.sum(x) * PROXY["k"]
+
+
+def through_bytes(x):
+    return np.sum(x) * BYTES[0]
+
+
+def membership_in_queue(x):
+    return np.sum(x) * (3.0 if 3.0 in QUEUE else 2.0)
+
+
+def environment_get(x):
+    import os
+    return np.sum(x) * float(os.environ.get("YOTA_SRC_TEST_GAIN", "1"))
+
+
+def environment_getenv(x):
+    import os
+    return np.sum(x) * (3.0 if os.getenv("YOTA_SRC_TEST_FLAG") else 2.0)
+
+
+class Parent:
+    k = 2.0
+
+    def forward(self, x):
+        return x * 2.0
+
+
+class Heir(Parent):
+    def forward(self, x):
+        return super().forward(x) + x * super().k
+
+
+def through_super(x):
+    return np.sum(Heir().forward(x))
+
+
+def _set_env(name, value):
+    import os
+    saved = os.environ.get(name)
+    os.environ[name] = value
+    return lambda: os.environ.pop(name) if saved is None else os.environ.__setitem__(name, saved)
+
+
+MORE_OUTSIDE_CHANGES = {
+    "getattr default": (optional_attribute, lambda: _undo_setattr(OPTIONS, "scale", 5.0)),
+    "hasattr": (attribute_present, lambda: _undo_setattr(OPTIONS, "scale", 5.0)),
+    "mapping proxy": (through_proxy, lambda: _set_item(PROXY_SOURCE, "k", 5.0)),
+    "bytearray": (through_bytes, lambda: _set_item(BYTES, 0, 9)),
+    "membership in a deque": (membership_in_queue, lambda: _set_item(QUEUE, 0, 4.0)),
+    "os.environ.get": (environment_get, lambda: _set_env("YOTA_SRC_TEST_GAIN", "4")),
+    "os.getenv": (environment_getenv, lambda: _set_env("YOTA_SRC_TEST_FLAG", "1")),
+    "super() method": (through_super, lambda: _set(Parent, "forward", lambda self, x: x * 9.0)),
+    "super() attribute": (through_super, lambda: _set(Parent, "k", 7.0)),
+}
+
+
+def _undo_setattr(obj, name, value):
+    setattr(obj, name, value)
+    return lambda: delattr(obj, name)
+
+
+@pytest.mark.parametrize("f, change", MORE_OUTSIDE_CHANGES.values(),
+                         ids=MORE_OUTSIDE_CHANGES.keys())
+def test_outside_state_read_through_library_objects_is_part_of_the_specialisation(f, change):
+    x = np.array([0.5, -1.0, 2.0])
+    assert_right(f, x)
+    undo = change()
+    try:
+        assert_right(f, x)
+    finally:
+        undo()

@@ -507,6 +507,12 @@ class Unroller:
                     hint="Pass a list (a list comprehension) instead.")
             args = (list(args[0]), *args[1:])
         draws = primitives.random_source(fn)
+        if draws is not None and getattr(fn, "__name__", "") == "shuffle":
+            # it may leave a short list as it was, so no comparison can tell
+            raise MutationError(
+                f"{primitives.display_name(fn)} writes into its argument", self.loc,
+                hint="Generated code is functional: index with a permutation instead "
+                     "(`items = [items[i] for i in rng.permutation(len(items))]`).")
         if draws is not None:
             self.random_states.setdefault(id(draws), (draws, _random_state(draws)))
         elif not has_traced((args, kwargs)):
