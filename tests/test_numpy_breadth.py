@@ -729,3 +729,13 @@ def test_a_branch_np_where_did_not_take_passes_exactly_zero(f):
         assert value == pytest.approx(f(x))
         assert np.all(np.isfinite(dx))
         ys.check_grad(f, x)
+
+
+@pytest.mark.parametrize("scalar_type", [np.float64, np.longdouble])
+def test_numpy_scalar_types_cast_with_a_gradient(scalar_type):
+    def f(x):
+        return scalar_type(x[0]) * 2.0 + np.sum(scalar_type(x[1]) * x)
+
+    x = np.array([0.5, 1.5])
+    assert ys.grad(f, x)[0] == pytest.approx(f(x))
+    ys.check_grad(f, x)
