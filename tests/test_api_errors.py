@@ -156,3 +156,37 @@ def test_check_grad_accepts_a_size_one_array_result():
         return np.sum(x ** 2, keepdims=True)
 
     ys.check_grad(f, np.array([0.5, 2.0]))
+
+
+def test_nested_differentiation_is_refused_clearly():
+    def inner(w):
+        return np.sum(w ** 2)
+
+    def outer(w):
+        _, g = ys.grad(inner, w)
+        return np.sum(g[0])
+
+    with pytest.raises(ys.errors.UnsupportedSyntaxError, match="a gradient of a gradient"):
+        ys.grad(outer, np.ones(2))
+
+
+@pytest.mark.parametrize("keyword", ["has_aux", "loops"])
+def test_contract_keywords_not_implemented_yet_say_so(keyword):
+    with pytest.raises(NotImplementedError, match=rf"\({keyword}=\.\.\.\) is not supported yet"):
+        ys.grad(lambda x: np.sum(x), np.ones(2), **{keyword: True})
+
+
+def test_a_flipped_branch_suggests_dynamic():
+    def f(x):
+        return np.sum(x) if x[0] > 0 else np.sum(x * 2.0)
+
+    ys.grad(f, np.ones(2))
+    with pytest.raises(ys.errors.ControlFlowChanged, match="dynamic=True"):
+        ys.grad(f, -np.ones(2))
+
+
+def test_float32_gradients_pass_the_check():
+    def f(x):
+        return np.sum(np.tanh(x) * x)
+
+    ys.check_grad(f, np.array([0.5, -1.5, 2.0], dtype=np.float32))

@@ -6,6 +6,7 @@ import sys
 import traceback
 
 import numpy as np
+import pytest
 from conftest import ROOT, load_example
 
 import yota_src as ys
@@ -93,3 +94,16 @@ def test_grad_of_a_generated_gradient():
         return dx[0] * dx[0]
 
     ys.check_grad(first_component, np.array([1.0, 2.0, 3.0]))
+
+
+def test_an_element_read_thousands_of_times_generates():
+    def loss(w, steps):
+        total = 0.0
+        for t in range(steps):
+            total = total + w[0] * t
+        return total
+
+    w = np.array([0.5, 1.0])
+    value, g = ys.grad(loss, w, 1500)
+    assert value == pytest.approx(loss(w, 1500))
+    np.testing.assert_allclose(g[0], [sum(range(1500)), 0.0])

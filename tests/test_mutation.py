@@ -103,3 +103,73 @@ def copies_then_changes(x):
 def test_copies_are_independent_of_what_they_copy(x):
     assert np.isclose(ys.grad(copies_then_changes, x[0])[0], copies_then_changes(x[0]))
     ys.check_grad(copies_then_changes, x[0])
+
+
+def split_then_written(x):
+    state = x * 1.0
+    position, velocity = np.split(state, 2)
+    state[0] = 5.0  # position is a view: it changes too, natively
+    return np.sum(position * velocity)
+
+
+def meshgrid_view_then_written(x):
+    a = x * 1.0
+    grid, _ = np.meshgrid(a, a, copy=False)
+    a[0] = 10.0
+    return np.sum(grid)
+
+
+def transposed_by_keyword_then_written(x):
+    a = x * 1.0
+    view = np.transpose(a=a)
+    a[0] = 10.0
+    return np.sum(view)
+
+
+@pytest.mark.parametrize("fn", [split_then_written, meshgrid_view_then_written,
+                                transposed_by_keyword_then_written])
+def test_views_made_any_way_are_followed_or_refused(fn, x):
+    with pytest.raises(MutationError, match="shares memory"):
+        ys.grad(fn, x[:, 0] if fn is not split_then_written else x.ravel()[:4])
+
+
+def adds_through_operator(x):
+    import operator
+    total = x * 0.0
+    alias = total
+    operator.iadd(total, x * 2.0)
+    return np.sum(alias)
+
+
+def test_in_place_operators_called_as_functions_change_every_alias(x):
+    assert ys.grad(adds_through_operator, x)[0] == pytest.approx(adds_through_operator(x))
+    ys.check_grad(adds_through_operator, x)
+
+
+def test_an_in_place_float_result_into_an_integer_array_raises_as_numpy_does():
+    def f(dt):
+        t = np.arange(5)
+        t *= dt
+        return np.sum(t * dt)
+
+    with pytest.raises(TypeError, match="same_kind"):
+        f(np.array(0.1))
+    with pytest.raises(TypeError, match="same_kind"):
+        ys.grad(f, np.array(0.1))
+
+
+def test_object_setattr_on_what_an_argument_holds_is_refused():
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Norm:
+        running: np.ndarray
+
+    def f(norm, x):
+        object.__setattr__(norm, "running", 0.9 * norm.running + 0.1 * x)
+        return np.sum(x ** 2)
+
+    norm = Norm(np.zeros(2))
+    with pytest.raises(MutationError, match="in-place change of an argument"):
+        ys.grad(f, norm, np.ones(2))
+    assert np.all(norm.running == 0)

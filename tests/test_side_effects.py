@@ -288,3 +288,19 @@ def test_data_on_which_a_try_body_raises_is_refused(f, traced_at, raises_at):
     with pytest.raises(ControlFlowChanged, match="on which the `try` at"):
         ys.grad(f, raises_at)
     assert "except (" in ys.simplegrad(f, traced_at).source
+
+
+def prints_and_logs(x):
+    print("epoch start")
+    logging.getLogger("yota_src_test").warning("loss computed")
+    return np.sum(x) if x[0] > 0 else np.sum(x * 2.0)
+
+
+def test_output_keeps_its_order_when_it_cannot_all_be_held_back(capsys, caplog):
+    x = np.array([1.0, 2.0])
+    ys.grad(prints_and_logs, x, dynamic=True)
+    capsys.readouterr()
+    caplog.clear()
+    ys.grad(prints_and_logs, x, dynamic=True)  # the same path: printed before logging
+    assert capsys.readouterr().out == "epoch start\n"
+    assert [r.getMessage() for r in caplog.records] == ["loss computed"]

@@ -740,3 +740,44 @@ def test_outside_state_read_through_library_objects_is_part_of_the_specialisatio
         assert_right(f, x)
     finally:
         undo()
+
+
+CACHED_SCALE = 1.0
+
+
+@functools.cache
+def cached_weights(n):
+    return tuple(CACHED_SCALE * (k + 1) for k in range(n))
+
+
+def uses_cached_weights(x):
+    return sum(w * v for w, v in zip(cached_weights(3), x))
+
+
+def test_a_cached_helper_returns_what_its_cache_holds():
+    global CACHED_SCALE
+    x = np.array([1.0, 2.0, 3.0])
+    assert_right(uses_cached_weights, x)
+    CACHED_SCALE = 10.0  # the cache keeps the weights it made
+    try:
+        assert_right(uses_cached_weights, x)
+    finally:
+        CACHED_SCALE = 1.0
+
+
+def test_a_cached_helper_given_traced_values_is_refused():
+    @functools.cache
+    def square(v):
+        return v * v
+
+    with pytest.raises(ys.errors.UnsupportedSyntaxError, match="cached function square"):
+        ys.grad(lambda x: square(x[0]), np.array([1.0, 2.0]))
+
+
+def reads_a_declared_global(x):
+    global SCALE
+    return np.sum(x) * SCALE
+
+
+def test_a_global_statement_for_reading_works(restore_globals):
+    assert_right(reads_a_declared_global, np.array([0.5, 1.5]))

@@ -11,6 +11,7 @@ import copy
 import functools
 import itertools
 import operator
+import types
 
 import numpy as np
 
@@ -114,6 +115,10 @@ def _changing_first(fn):
     return handler
 
 
+FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, np.ufunc, type,
+             functools.partial)
+
+
 def _text_to_number(fn):
     """float(x) is recorded; float() of text made from the arguments is
     refused: its derivative through the text would be silently zero."""
@@ -145,12 +150,16 @@ def _iterating(fn):
     return handler
 
 
-def routed(unroller, arguments, node, frame):
+def routed(unroller, arguments, node, frame, objects: bool = True):
     """The callables among a native function's arguments (map's function,
     sorted's key, reduce's operator) call back through the unroller, so that
-    `map(float, x)` or `map(np.exp, x)` records what it applies."""
+    `map(float, x)` or `map(np.exp, x)` records what it applies. With
+    `objects=False` only functions and types are: an object that happens to
+    be callable (a model with `__call__`) passed to other code is data."""
     def route(value):
         if not callable(value) or isinstance(value, Traced):
+            return value
+        if not objects and not isinstance(value, FUNCTIONS):
             return value
         return lambda *args, **kwargs: unroller.call(value, args, kwargs, node, frame)
     if isinstance(arguments, dict):

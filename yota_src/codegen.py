@@ -494,15 +494,16 @@ class _Writer:
     # -- names --------------------------------------------------------------
 
     def base_name(self, op: Op) -> str | None:
-        if op in self.output_names:
-            return self.output_names[op]
-        if op.hint is not None:
-            return op.hint
-        if op.grad_of is not None and op.grad_of in self.names:
-            return f"d{self.names[op.grad_of]}"
-        if op in self.in_place:
-            return self.base_name(self.in_place[op])
-        return None
+        while True:  # along a chain of in-place writes (one per element, thousands long)
+            if op in self.output_names:
+                return self.output_names[op]
+            if op.hint is not None:
+                return op.hint
+            if op.grad_of is not None and op.grad_of in self.names:
+                return f"d{self.names[op.grad_of]}"
+            if op not in self.in_place:
+                return None
+            op = self.in_place[op]
 
     def fresh(self, base: str) -> str:
         """An unused identifier from `base` (`dd_(1, 'a')` -> `dd_1_a`)."""

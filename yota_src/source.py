@@ -49,21 +49,15 @@ class FunctionSource:
                         None if end_col is None else end_col + self.indent)
 
 
-_TRANSPARENT = tuple(t for t in (getattr(functools, "_lru_cache_wrapper", None),) if t)
-
-
 def unwrap(fn):
-    """The function whose source to read: staticmethod/classmethod objects and
-    caches that return what the function returns are looked through. Other
-    decorators (functools.wraps included) are code of their own, inlined like
-    any function: a wrapper may change the result."""
-    while True:
-        if isinstance(fn, (staticmethod, classmethod)):
-            fn = fn.__func__
-        elif _TRANSPARENT and isinstance(fn, _TRANSPARENT):
-            fn = fn.__wrapped__
-        else:
-            return fn
+    """The function whose source to read: staticmethod/classmethod objects are
+    looked through. Decorators (functools.wraps included) are code of their
+    own, inlined like any function: a wrapper may change the result. A cache
+    (functools.lru_cache) is not looked through either: what it returns
+    depends on the calls before, so it runs natively."""
+    while isinstance(fn, (staticmethod, classmethod)):
+        fn = fn.__func__
+    return fn
 
 
 def function_source(fn) -> FunctionSource:

@@ -148,6 +148,16 @@ for _fn in (operator.add, operator.sub, operator.mul, operator.truediv, operator
     _name = _fn.__name__.strip("_")
     setattr(Traced, f"__{_name}__", _binary(_fn))
     setattr(Traced, f"__r{_name}__", _binary(_fn, reflected=True))
+def _in_place(fn):
+    """`a += b` run by native code (operator.iadd): an array changes in place,
+    for every alias, as in the user's own code; numbers rebind."""
+    return lambda self, other: self._unroller().augmented(fn, self, other)
+
+
+for _fn in (operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
+            operator.mod, operator.pow, operator.matmul, operator.and_, operator.or_,
+            operator.xor, operator.lshift, operator.rshift):
+    setattr(Traced, f"__i{_fn.__name__.strip('_')}__", _in_place(_fn))
 for _fn in (operator.neg, operator.pos, operator.invert, abs):
     setattr(Traced, f"__{_fn.__name__.strip('_')}__", _unary(_fn))
 del _fn, _name

@@ -76,6 +76,7 @@ CONTAINER_CHANGES = {"append", "extend", "insert", "pop", "remove", "clear", "up
                      "setdefault", "popitem", "add", "discard", "sort", "reverse",
                      "difference_update", "intersection_update", "symmetric_difference_update"}
 SEQUENCES = (list, tuple, str, range)  # indexed by position: a traced index is an int
+CACHES = tuple(t for t in (getattr(functools, "_lru_cache_wrapper", None),) if t)
 STANDARD_LIBRARY = frozenset(getattr(sys, "stdlib_module_names", ())) - {"__main__"}
 MAX_DEPTH = 60
 MAX_LOOP = 1_000_000
@@ -101,7 +102,7 @@ class _Continue(Exception):
 class Frame:
     """One function activation: locals, enclosing frames, closure cells, globals."""
 
-    __slots__ = ("source", "locals", "parent", "cells", "globals")
+    __slots__ = ("source", "locals", "parent", "cells", "globals", "declared")
 
     def __init__(self, source: FunctionSource, locals_: dict, parent, cells: dict, globals_):
         self.source = source
@@ -109,11 +110,12 @@ class Frame:
         self.parent = parent
         self.cells = cells  # free variable name -> cell, for functions defined outside
         self.globals = globals_
+        self.declared: set = set()  # names in a `global` statement
 
     def resolve(self, name: str) -> tuple:
         """(value, where it came from): None for a local of the unrolled code,
         else the cell, GLOBAL or BUILTIN: a read from outside the arguments."""
-        frame = self
+        frame = self if name not in self.declared else None
         while frame is not None:
             if name in frame.locals:
                 return frame.locals[name], None
@@ -202,6 +204,14 @@ def _watched(value) -> bool:
     if owner in (list, dict, tuple, set, frozenset, bytearray, types.MappingProxyType):
         return True
     return (getattr(owner, "__module__", "") or "").split(".")[0] not in OPAQUE_PACKAGES
+
+
+def _own_api(fn) -> bool:
+    """ys.grad, ys.simplegrad, a GradFunction, ... (not a template helper)."""
+    module = getattr(fn, "__module__", None) if isinstance(fn, (types.FunctionType, type)) \
+        else type(fn).__module__
+    return (module or "").startswith("yota_src.") \
+        and not module.startswith("yota_src.templates")
 
 
 def _outside_by_nature(value) -> bool:
@@ -430,13 +440,23 @@ class Unroller:
         self.ops.append(op)
         self.values[op] = value
         result = Traced(op, value, self)
-        if isinstance(value, np.ndarray):  # remember views: writing through them is refused
-            for arg in args:
-                if isinstance(arg, Traced) and isinstance(arg.value, np.ndarray) \
-                        and np.may_share_memory(value, arg.value):
-                    self.view_bases[id(result)] = (result, arg)
-                    self.viewed[id(arg)] = arg
+        self.note_views(result, args, kwargs)
         return result
+
+    def note_views(self, result: Traced, args: tuple, kwargs: dict) -> None:
+        """Remember which arrays `result` looks into (a slice, a transpose, the
+        parts np.split gives, through keyword arguments too): writing through a
+        view, or into an array a view looks into, is refused. A view of a view
+        looks into the first array."""
+        produced = list(_arrays_in(result.value))
+        if not produced:
+            return
+        for arg in traced_in((args, kwargs)):
+            if any(np.may_share_memory(out, array) for out in produced
+                   for array in _arrays_in(arg.value)):
+                base = self.view_bases.get(id(arg), (None, arg))[1]
+                self.view_bases[id(result)] = (result, base)
+                self.viewed[id(base)] = base
 
     def mutate(self, target: Traced, new: Traced, node, frame) -> None:
         """Apply an in-place change: every alias of `target` now holds `new`.
@@ -461,6 +481,11 @@ class Unroller:
             raise ValueError(f"cannot write a {np.shape(new.value)} result into an array of "
                              f"shape {np.shape(target.value)} ({where.short})")
         if np.result_type(new.value) != target.value.dtype:
+            if not np.can_cast(np.result_type(new.value), target.value.dtype, "same_kind"):
+                raise TypeError(  # as NumPy's in-place ufuncs do (`t = np.arange(5); t *= dt`)
+                    f"Cannot cast the result from dtype('{np.result_type(new.value)}') to "
+                    f"dtype('{target.value.dtype}') with casting rule 'same_kind' "
+                    f"({where.short if where else 'in place'})")
             new = self.primitive(primitives.astype, (new, target.value.dtype), {})
         target.op, target.value = new.op, new.value
 
@@ -512,7 +537,7 @@ class Unroller:
             raise MutationError(
                 f"{primitives.display_name(fn)} writes into its argument", self.loc,
                 hint="Generated code is functional: index with a permutation instead "
-                     "(`items = [items[i] for i in rng.permutation(len(items))]`).")
+                     "(`items = [items[i] for i in np.random.permutation(len(items))]`).")
         if draws is not None:
             self.random_states.setdefault(id(draws), (draws, _random_state(draws)))
         elif not has_traced((args, kwargs)):
@@ -618,7 +643,7 @@ class Unroller:
         with primitives.arguments_read_only((args, kwargs)) as protected:
             try:
                 result = fn(*args, **kwargs)
-                if all(_contents(c) == before for c, before in containers):
+                if all(_unchanged(c, before) for c, before in containers):
                     return result  # (random.shuffle(items) reorders a list in place)
             except ValueError as error:
                 if not (protected and "read-only" in str(error)):
@@ -627,7 +652,7 @@ class Unroller:
         raise MutationError(
             f"{name} writes into its argument", self.loc,
             hint="Generated code is functional: call a function that returns a new array "
-                 "instead (e.g. `y = x[rng.permutation(len(x))]` rather than shuffling x, "
+                 "instead (e.g. `y = x[np.random.permutation(len(x))]` rather than shuffling x, "
                  "`np.where(mask, v, x)` rather than np.putmask or np.place).")
 
     def ufunc_at(self, fn, args: tuple, kwargs: dict) -> None:
@@ -761,6 +786,12 @@ class Unroller:
             return self.call(fn.func, fn.args + args, {**fn.keywords, **kwargs}, node, frame)
         if isinstance(fn, (operator.itemgetter, operator.attrgetter)):
             return self.natively(node, frame, fn, *args)  # indexing, on traced values
+        if isinstance(fn, CACHES) and has_traced((args, kwargs)):
+            raise UnsupportedSyntaxError(
+                f"the cached function {getattr(fn, '__name__', '?')}() called with values "
+                "computed from the arguments", self.location_of(node, frame),
+                hint="What a cache returns depends on the calls before, which the generated "
+                     "code cannot know: call the function undecorated (fn.__wrapped__).")
         if primitives.is_output(fn):
             return self.output(fn, args, kwargs, node, frame)
         handler = builtin_handler(fn)
@@ -769,6 +800,13 @@ class Unroller:
         if rules.is_primitive(fn) or primitives.is_random_draw(fn) \
                 or (not self.user_code and _user_kernel(fn)):
             return self.primitive(fn, args, kwargs)
+        if _own_api(fn):
+            raise UnsupportedSyntaxError(
+                f"{getattr(fn, '__name__', type(fn).__name__)}() of yota-src inside a "
+                "differentiated function (a gradient of a gradient) is not supported yet",
+                self.location_of(node, frame),
+                hint="A saved gradient module is plain Python: import its grad_<name> and "
+                     "call that instead, and it is differentiated like any code.")
         if inlinable(fn if not isinstance(fn, types.MethodType) else fn.__func__):
             return self.inline_function(fn, args, kwargs, node, frame)
         if isinstance(fn, type):
@@ -812,7 +850,7 @@ class Unroller:
                      "compute with NumPy or Python arithmetic in the differentiated "
                      "function, or move the call outside it.") from None
         finally:
-            changed = [(c, before) for c, before in protected if _contents(c) != before]
+            changed = [(c, before) for c, before in protected if not _unchanged(c, before)]
             for container, before in changed:
                 _restore(container, before)
         if changed:
@@ -877,7 +915,9 @@ class Unroller:
             raise UnsupportedSyntaxError(
                 f"calls nest deeper than {MAX_DEPTH} levels while unrolling",
                 self.location_of(node, frame) if node else None,
-                hint="Recursion must reach a static base case; yota-src unrolls it completely.")
+                hint="yota-src unrolls recursion completely, so it must reach a base case "
+                     "decided by static values within that depth: write deeper recursion as "
+                     "a loop.")
         saved, self.depth, self.native = (self.loc, self.native), self.depth + 1, None
         try:
             if isinstance(source.node, gast.Lambda):
@@ -975,6 +1015,8 @@ class Unroller:
         value = getattr(obj, name)
         if not self.user_code:
             return value
+        if name == "__dict__" and id(obj) in self.held:  # model.__dict__["k"] = v is a write
+            self.held[id(value)] = value
         if owner is not None:
             self.depend_on_class(owner, name)
         if id(obj) not in self.watched and not _outside_by_nature(obj):
@@ -1125,7 +1167,7 @@ class Unroller:
         """Assign to a target: names, unpacking, container items, attributes."""
         kind = type(target)
         if kind is gast.Name:
-            frame.locals[target.id] = value
+            self.scope_of(target.id, target, frame)[target.id] = value
             if self.user_code:
                 self.name(value, target.id)
         elif kind in (gast.Tuple, gast.List):
@@ -1142,6 +1184,20 @@ class Unroller:
             setattr(obj, frame.source.mangle(target.attr), value)
         else:
             raise self.unsupported(target, frame, "this assignment target")
+
+    def scope_of(self, name: str, node, frame) -> dict:
+        """The variables an assignment to `name` goes to: the frame's own, or
+        for `nonlocal` the enclosing unrolled function's."""
+        if name in frame.declared:
+            raise self.outside_write(node, frame)  # `global name`
+        if ("nonlocal", name) not in frame.declared:
+            return frame.locals
+        enclosing = frame.parent
+        while enclosing is not None and name not in enclosing.locals:
+            enclosing = enclosing.parent
+        if enclosing is None:  # a cell of a function defined outside the unrolled code
+            raise self.outside_write(node, frame)
+        return enclosing.locals
 
     def store_item(self, container, index, value, target, frame) -> None:
         """`container[index] = value`, the container and index evaluated."""
@@ -1231,6 +1287,19 @@ class Unroller:
 
     def exec_Pass(self, stmt, frame):
         pass
+
+    def exec_Global(self, stmt, frame):
+        """`global X`: X is read from the module; assigning it would change
+        outside state, and is refused where it happens."""
+        frame.declared.update(stmt.names)
+
+    def exec_Nonlocal(self, stmt, frame):
+        """`nonlocal X` in a function defined in the unrolled code: X is the
+        enclosing function's variable (assigning it changes that one); in a
+        closure of a function defined outside, assigning it is refused."""
+        for name in stmt.names:
+            frame.locals.pop(name, None)
+            frame.declared.add(("nonlocal", name))
 
     def exec_Assign(self, stmt, frame):
         value = self.eval(stmt.value, frame)
@@ -1469,6 +1538,14 @@ class Unroller:
         return self.binary(BINARY[type(node.op)], self.eval(node.left, frame),
                            self.eval(node.right, frame))
 
+    def augmented(self, fn, current: Traced, other):
+        """`current op= other` asked for by native code (see exec_AugAssign)."""
+        new = self.binary(fn, current, other)
+        if isinstance(current.value, np.ndarray):
+            self.mutate(current, new, None, None)
+            return current
+        return new
+
     def binary(self, fn, left, right):
         if isinstance(left, Traced) or isinstance(right, Traced):
             return self.primitive(fn, (left, right), {})
@@ -1692,8 +1769,7 @@ class Unroller:
 _REWRITES = {
     gast.Yield: "Generators cannot be unrolled: build and return a list instead.",
     gast.YieldFrom: "Generators cannot be unrolled: build and return a list instead.",
-    gast.Global: "Pass the value in as an argument, or return it, instead of writing a global.",
-    gast.Nonlocal: "Return the value from the inner function instead of writing `nonlocal`.",
+    gast.Match: "Write it as if/elif over the cases.",
     gast.Await: "Differentiate a plain (synchronous) function.",
     gast.ClassDef: "Define the class at module level.",
 }
@@ -1758,6 +1834,15 @@ def _succeeds_on_values(fn, args, kwargs) -> bool:
     return True
 
 
+def _arrays_in(value):
+    """The arrays a value is or holds (the results of np.split)."""
+    if isinstance(value, np.ndarray):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            yield from _arrays_in(item)
+
+
 def _carried(value) -> bool:
     """Values a tape holds: arrays, numbers, text and tuples or lists of them."""
     if is_array(value) or value is None or isinstance(
@@ -1777,17 +1862,36 @@ def _callee_name(fn) -> str:
 
 
 def _contents(container):
-    """A shallow copy of a mutable container, to tell whether a native call
-    changed it (None for other values)."""
+    """A shallow copy of a mutable container (or of an object's attributes),
+    to tell whether a native call changed it (None for other values)."""
     if isinstance(container, (list, deque, bytearray)) or type(container).__name__ == "array":
         return list(container)
     if isinstance(container, (dict, set)):
         return dict(container) if isinstance(container, dict) else set(container)
+    if not isinstance(container, (type, types.ModuleType, types.FunctionType)) \
+            and isinstance(getattr(container, "__dict__", None), dict):
+        return ("attributes", dict(vars(container)))  # object.__setattr__(model, ...)
     return None
 
 
+def _unchanged(container, before) -> bool:
+    """Does `container` hold the very objects it held (compared by identity:
+    `==` on traced values would record comparisons)?"""
+    now = _contents(container)
+    if isinstance(before, tuple):
+        before, now = before[1], now[1]
+    if isinstance(before, dict):
+        return list(before) == list(now) and all(now[k] is v for k, v in before.items())
+    if isinstance(before, set):
+        return len(before) == len(now) and all(any(a is b for b in now) for a in before)
+    return len(before) == len(now) and all(a is b for a, b in zip(before, now))
+
+
 def _restore(container, before) -> None:
-    if isinstance(container, (dict, set)):
+    if isinstance(before, tuple):  # an object's attributes
+        vars(container).clear()
+        vars(container).update(before[1])
+    elif isinstance(container, (dict, set)):
         container.clear()
         container.update(before)
     elif isinstance(container, deque):
@@ -1799,7 +1903,7 @@ def _restore(container, before) -> None:
 
 def _routed_args(unroller, args, node, frame):
     from .builtin_calls import routed  # late: builtin_calls builds on this module
-    return routed(unroller, args, node, frame)
+    return routed(unroller, args, node, frame, objects=False)
 
 
 def _nested(structure):
