@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import builtins
 import enum
+import functools
 import keyword
 import logging
 import math
@@ -95,8 +96,9 @@ def generate(tape: Tape, kind: str = "gradient") -> tuple[str, dict]:
     """
     writer = _Writer(tape, kind)
     text = writer.module()
+    bound = _module_names(text)  # parsed once: a long unrolled module takes a while
     suspects = frozenset(index for index, param in enumerate(tape.signature.params)
-                         if hasattr(builtins, param) or param in _module_names(text))
+                         if hasattr(builtins, param) or param in bound)
     if suspects:
         renamed = _Writer(tape, kind, suspects)
         renamed_text = renamed.module()
@@ -657,7 +659,7 @@ class _Writer:
             path = self._user_function(fn)
         elif path.startswith("math."):
             self.imports.add("import math")
-        return ast.parse(path, mode="eval").body
+        return _expression(path)
 
     def _user_function(self, fn) -> str:
         """A user's function, reached through its module: only where importing
@@ -691,7 +693,7 @@ class _Writer:
         name = module.__name__
         if not _reachable(module, name.split(".")[0], ".".join(name.split(".")[1:]) or None):
             raise CodegenError(f"generated code cannot import the module {name}")
-        return ast.parse(self._import(name), mode="eval").body
+        return _expression(self._import(name))
 
     def _import(self, module: str) -> str:
         """The name code reads `module` by, imported: `import a.b` gives `a.b`;
@@ -745,11 +747,11 @@ class _Writer:
                                                              (value.start, value.stop, value.step)],
                             [])
         if isinstance(value, np.dtype):
-            return ast.parse(self._dtype(value), mode="eval").body
+            return _expression(self._dtype(value))
         if isinstance(value, primitives.StandardStream):
-            return ast.parse(f"{self._import('sys')}.{value.name}", mode="eval").body
+            return _expression(f"{self._import('sys')}.{value.name}")
         if isinstance(value, type) and issubclass(value, np.generic):
-            return ast.parse(_scalar_type(value), mode="eval").body
+            return _expression(_scalar_type(value))
         if isinstance(value, np.ndarray):
             return self._array(value)
         if callable(value):
@@ -808,7 +810,7 @@ class _Writer:
                     raise CodegenError(f"generated code cannot spell the {scalar} {exact}")
                 text = repr(exact)
             text = f"{scalar}({text})"
-        return ast.parse(text, mode="eval").body
+        return _expression(text)
 
     def _complex(self, value) -> ast.expr:
         """`(1+2j)`; `complex(np.inf, 0.0)` where a part is not finite; a
@@ -840,6 +842,13 @@ def _uses_name(text: str, name: str) -> bool:
     """Whether the code reads the variable `name` (an import nobody uses is dead code)."""
     return any(isinstance(node, ast.Name) and node.id == name
                for node in ast.walk(ast.parse(text)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _expression(text: str) -> ast.expr:
+    """The expression `text` spells (`np.sum`, `np.inf`): parsed once, and
+    shared, since printing a tree never changes it."""
+    return ast.parse(text, mode="eval").body
 
 
 def _module_names(text: str) -> set[str]:

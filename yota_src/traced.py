@@ -93,7 +93,8 @@ class Traced:
     def __getattr__(self, name: str):
         """`x.shape`, `x.T`, `x.sum` asked for by code running natively (an
         operator.attrgetter, a library helper): answered as in the user's code."""
-        if name.startswith("__") or name in Traced.__slots__:  # protocol probes
+        if name.startswith("__") or name in Traced.__slots__ \
+                or not hasattr(self.value, name):  # protocol probes, getattr(x, "pyfunc", None)
             raise AttributeError(name)
         try:
             return self._unroller().traced_attribute(self, name, None, None)

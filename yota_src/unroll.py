@@ -577,6 +577,8 @@ class Unroller:
         functions, np.vectorize, np.apply_along_axis) runs it natively, where
         its operations are not recorded: refused, rather than frozen."""
         for value in (fn, *_nested((args, kwargs))):
+            if isinstance(value, (Traced, np.ndarray, int, float, str)) or value is None:
+                continue
             callee = getattr(value, "pyfunc", value if value is not fn else None)  # np.vectorize
             if isinstance(callee, (UserFunction, ArrayMethod)) or (
                     isinstance(callee, types.FunctionType) and _user_kernel(callee)):
