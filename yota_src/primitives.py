@@ -86,7 +86,8 @@ def random_source(fn):
     owner = getattr(fn, "__self__", None)
     if isinstance(owner, (np.random.RandomState, np.random.Generator, random.Random)):
         return owner
-    if (getattr(fn, "__module__", "") or "").startswith("numpy.random"):
+    module = getattr(fn, "__module__", None)
+    if isinstance(module, str) and module.startswith("numpy.random"):
         return np.random.mtrand._rand
     return None
 
@@ -167,7 +168,7 @@ def arguments_read_only(structure) -> Iterator[bool]:
     """Make the writeable arrays in a nested argument structure read-only while
     a primitive runs; yields whether there were any. Flags are restored after,
     owners before views (a view cannot be made writeable over a read-only base)."""
-    arrays = [a for a in _arrays_in(structure) if a.flags.writeable]
+    arrays = [a for a in arrays_in(structure) if a.flags.writeable]
     for array in arrays:
         array.flags.writeable = False
     try:
@@ -177,15 +178,16 @@ def arguments_read_only(structure) -> Iterator[bool]:
             array.flags.writeable = True
 
 
-def _arrays_in(structure) -> Iterator[np.ndarray]:
+def arrays_in(structure) -> Iterator[np.ndarray]:
+    """The arrays inside a nested structure of tuples, lists and dicts."""
     if isinstance(structure, np.ndarray):
         yield structure
     elif isinstance(structure, (tuple, list)):
         for item in structure:
-            yield from _arrays_in(item)
+            yield from arrays_in(item)
     elif isinstance(structure, dict):
         for item in structure.values():
-            yield from _arrays_in(item)
+            yield from arrays_in(item)
 
 
 def is_basic_index(index) -> bool:

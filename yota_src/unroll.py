@@ -182,7 +182,7 @@ def inlinable(fn) -> bool:
     fn = unwrap(fn)
     if not isinstance(fn, types.FunctionType) or fn.__code__.co_filename.startswith("<frozen"):
         return False  # a frozen module's (os.environ's methods) has no source: run natively
-    module = getattr(fn, "__module__", None) or ""
+    module = _module_of(fn)
     if module.split(".")[0] == "yota_src":  # its own code runs natively, but for templates
         return module.startswith("yota_src.templates")
     # the standard library runs natively too: its arithmetic and decisions on traced
@@ -203,13 +203,20 @@ def _watched(value) -> bool:
     owner = value if isinstance(value, type) else type(value)
     if owner in (list, dict, tuple, set, frozenset, bytearray, types.MappingProxyType):
         return True
-    return (getattr(owner, "__module__", "") or "").split(".")[0] not in OPAQUE_PACKAGES
+    return _module_of(owner).split(".")[0] not in OPAQUE_PACKAGES
+
+
+def _module_of(value) -> str:
+    """`value.__module__` where it is a name (on some C types, before Python
+    3.11, it is the descriptor of their instances' attribute)."""
+    module = getattr(value, "__module__", None)
+    return module if isinstance(module, str) else ""
 
 
 def _own_api(fn) -> bool:
     """ys.grad, ys.simplegrad, a GradFunction, ... (not a template helper)."""
-    module = getattr(fn, "__module__", None) if isinstance(fn, (types.FunctionType, type)) \
-        else type(fn).__module__
+    module = _module_of(fn) if isinstance(fn, (types.FunctionType, type)) \
+        else _module_of(type(fn))
     return (module or "").startswith("yota_src.") \
         and not module.startswith("yota_src.templates")
 
@@ -221,14 +228,14 @@ def _outside_by_nature(value) -> bool:
     if isinstance(value, types.ModuleType):
         return value.__name__.split(".")[0] not in OPAQUE_PACKAGES
     if isinstance(value, (type, types.FunctionType)):
-        return (getattr(value, "__module__", "") or "").split(".")[0] not in OPAQUE_PACKAGES
+        return _module_of(value).split(".")[0] not in OPAQUE_PACKAGES
     return False
 
 
 def _user_kernel(fn) -> bool:
     """A user's function called from a user's rule (conv_grad_data): recorded as
     a call, as the rule says, rather than unrolled."""
-    module = getattr(unwrap(fn), "__module__", "") or ""
+    module = _module_of(unwrap(fn))
     return inlinable(fn) and not module.startswith("yota_src")
 
 
@@ -448,12 +455,12 @@ class Unroller:
         parts np.split gives, through keyword arguments too): writing through a
         view, or into an array a view looks into, is refused. A view of a view
         looks into the first array."""
-        produced = list(_arrays_in(result.value))
+        produced = list(primitives.arrays_in(result.value))
         if not produced:
             return
         for arg in traced_in((args, kwargs)):
             if any(np.may_share_memory(out, array) for out in produced
-                   for array in _arrays_in(arg.value)):
+                   for array in primitives.arrays_in(arg.value)):
                 base = self.view_bases.get(id(arg), (None, arg))[1]
                 self.view_bases[id(result)] = (result, base)
                 self.viewed[id(base)] = base
@@ -1817,10 +1824,10 @@ def _computes_on_arrays(fn) -> bool:
         return True
     if getattr(fn, "__objclass__", str) is not str:  # list.append(l, v), dict.update(d, ...)
         return False
-    module = getattr(fn, "__module__", None) or getattr(type(fn), "__module__", "")
+    module = _module_of(fn) or _module_of(type(fn))
     owner = getattr(fn, "__self__", None)
     if owner is not None and not isinstance(owner, types.ModuleType):
-        module = type(owner).__module__ if not isinstance(owner, type) else owner.__module__
+        module = _module_of(type(owner) if not isinstance(owner, type) else owner)
         if module == "builtins":  # a method of a list, a dict, a bytearray, dict.fromkeys
             return False
     return (module or "").split(".")[0] in NUMERIC_PACKAGES
@@ -1834,15 +1841,6 @@ def _succeeds_on_values(fn, args, kwargs) -> bool:
     except Exception:
         return False
     return True
-
-
-def _arrays_in(value):
-    """The arrays a value is or holds (the results of np.split)."""
-    if isinstance(value, np.ndarray):
-        yield value
-    elif isinstance(value, (tuple, list)):
-        for item in value:
-            yield from _arrays_in(item)
 
 
 def _carried(value) -> bool:
