@@ -78,3 +78,25 @@ def test_a_rule_that_fails_at_these_values_is_refused_at_the_users_line():
     with pytest.raises(ys.errors.NoDiffRuleError, match="infinite or does not exist") as error:
         ys.grad(h.root_loss, 0.0)
     assert "helpers_rules.py" in str(error.value) and "root(t) * 2.0" in str(error.value)
+
+
+def make_tanh_vjp(y, x):
+    return lambda g: g * (1.0 - y * y)
+
+
+def my_tanh(x):
+    return np.tanh(x)
+
+
+@ys.diffrule(my_tanh)
+def my_tanh_rule(dy, y, x):
+    dx = make_tanh_vjp(y, x)(dy)  # noqa: F841 - a rule assigns d<param>
+
+
+def test_a_rule_may_call_a_helper_that_returns_the_vjp_as_autograd_writes_it():
+    def f(x):
+        return np.sum(my_tanh(x) * x)
+
+    x = np.array([0.5, -1.5, 2.0])
+    assert ys.grad(f, x)[0] == pytest.approx(f(x))
+    ys.check_grad(f, x)

@@ -84,6 +84,10 @@ MAX_LOOP = 1_000_000
 
 # --- control flow signals ---------------------------------------------------
 
+class NotCarried(UnsupportedSyntaxError):
+    """A primitive gave something no tape value can be (a function, an object)."""
+
+
 class _Return(Exception):
     def __init__(self, value):
         self.value = value
@@ -428,7 +432,7 @@ class Unroller:
                 hint="np.matrix redefines `*` and `**` as matrix operations; use np.ndarray "
                      "(np.asarray) with `@` instead.")
         if not _carried(value):
-            raise UnsupportedSyntaxError(
+            raise NotCarried(
                 f"{primitives.display_name(fn)} gives a {type(value).__name__} object, which "
                 "generated code does not carry as a value computed from the arguments",
                 self.loc, hint="Use the NumPy functions that give arrays (np.polyval for "
@@ -806,9 +810,13 @@ class Unroller:
         handler = builtin_handler(fn)
         if handler is not None:
             return handler(self, args, kwargs, node, frame)
-        if rules.is_primitive(fn) or primitives.is_random_draw(fn) \
-                or (not self.user_code and _user_kernel(fn)):
+        if rules.is_primitive(fn) or primitives.is_random_draw(fn):
             return self.primitive(fn, args, kwargs)
+        if not self.user_code and _user_kernel(fn):  # a user rule's kernel: called as it says
+            try:
+                return self.primitive(fn, args, kwargs)
+            except NotCarried:  # make_vjp(y, x) gives a closure: unrolled, like user code
+                return self.inline_function(fn, args, kwargs, node, frame)
         if _own_api(fn):
             raise UnsupportedSyntaxError(
                 f"{getattr(fn, '__name__', type(fn).__name__)}() of yota-src inside a "
