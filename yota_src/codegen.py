@@ -19,6 +19,7 @@ import logging
 import math
 import operator
 import re
+import symtable
 import sys
 import textwrap
 import types
@@ -126,6 +127,7 @@ class _Writer:
         self.names: dict[Op, str] = {}
         self.inlined: dict[Op, ast.expr] = {}
         self.taken = set(self.sig.params) | _RESERVED | {self.name} | set(dir(builtins))
+        self.suffixes: dict[str, int] = {}  # base name -> the last suffix `fresh` gave it
         # The body's names for the parameters: the user's, or a fresh one for
         # a parameter that would hide a name the body reads (see `generate`).
         self.params = [self.fresh(param) if index in renamed else param
@@ -142,6 +144,7 @@ class _Writer:
         self.users = readers(tape.ops, tape.output)
         self.backward = set(tape.ops[tape.n_forward:])
         self.in_place = self._in_place_buffers()
+        self.writes_in_place = set(self.in_place.values())
         self.output_names = self._output_names()
 
     # -- the module ---------------------------------------------------------
@@ -461,7 +464,7 @@ class _Writer:
         the buffer is fresh and this is its only use."""
         buffer, index, values = op.args
         lines = []
-        if op in self.in_place.values():
+        if op in self.writes_in_place:
             name = self.names[buffer]
         else:
             name = self.fresh(self.base_name(op) or self.temp())
@@ -508,13 +511,18 @@ class _Writer:
             op = self.in_place[op]
 
     def fresh(self, base: str) -> str:
-        """An unused identifier from `base` (`dd_(1, 'a')` -> `dd_1_a`)."""
+        """An unused identifier from `base` (`dd_(1, 'a')` -> `dd_1_a`): the
+        base itself, else the first free of `base_2`, `base_3`, ... Names are
+        never given back, so the search goes on from the last suffix given:
+        `h_10000` costs no more than `h_2`."""
         base = _identifier(base).strip("_") or "v"
         base = base if base.isidentifier() and not keyword.iskeyword(base) else f"v_{base}"
-        name, n = base, 1
+        n = self.suffixes.get(base, 1)
+        name = base if n == 1 else f"{base}_{n}"
         while name in self.taken:
             n += 1
             name = f"{base}_{n}"
+        self.suffixes[base] = n
         self.taken.add(name)
         return name
 
@@ -544,14 +552,15 @@ class _Writer:
 
     def _in_place_buffers(self) -> dict[Op, Op]:
         """Fresh buffers written in place by their only user, an index store."""
-        buffers = {}
+        buffers, written = {}, set()
         for op in self.tape.ops:
             if isinstance(op, Call) and op.fn in primitives.INDEX_STORES:
                 buffer = op.args[0]
                 fresh = isinstance(buffer, Call) and (primitives.returns_new_array(buffer.fn)
-                                                      or buffer in buffers.values())
+                                                      or buffer in written)
                 if fresh and len(self.users.get(buffer, ())) == 1:
                     buffers[buffer] = op
+                    written.add(op)
         return buffers
 
     def group(self, op: Op | None):
@@ -839,9 +848,11 @@ def _reachable(value, module: str | None, qualname: str) -> bool:
 
 
 def _uses_name(text: str, name: str) -> bool:
-    """Whether the code reads the variable `name` (an import nobody uses is dead code)."""
-    return any(isinstance(node, ast.Name) and node.id == name
-               for node in ast.walk(ast.parse(text)))
+    """Whether the code reads or assigns the variable `name` (an import nobody
+    uses is dead code)."""
+    return any(symbol.is_referenced() or symbol.is_assigned()
+               for table in _tables(symtable.symtable(text, "<generated>", "exec"))
+               for symbol in [_symbol(table, name)] if symbol is not None)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -854,27 +865,38 @@ def _expression(text: str) -> ast.expr:
 def _module_names(text: str) -> set[str]:
     """The names a module's top-level statements bind (imports, assignments,
     functions)."""
-    names = set()
-    for statement in ast.parse(text).body:
-        if isinstance(statement, ast.Import):
-            names.update((alias.asname or alias.name).split(".")[0] for alias in statement.names)
-        elif isinstance(statement, ast.FunctionDef):
-            names.add(statement.name)
-        elif isinstance(statement, ast.Assign):
-            names.update(node.id for target in statement.targets for node in ast.walk(target)
-                         if isinstance(node, ast.Name))
-    return names
+    table = symtable.symtable(text, "<generated>", "exec")
+    return {symbol.get_name() for symbol in table.get_symbols()
+            if symbol.is_imported() or symbol.is_assigned()}
 
 
 def _global_reads(text: str, function: str) -> set[str]:
     """The names the function `function` of a module reads from outside itself."""
-    definition = next(node for node in ast.parse(text).body
-                      if isinstance(node, ast.FunctionDef) and node.name == function)
-    loads, bound = set(), {arg.arg for arg in definition.args.args}
-    for node in ast.walk(definition):
-        if isinstance(node, ast.Name):
-            (loads if isinstance(node.ctx, ast.Load) else bound).add(node.id)
-    return loads - bound
+    table = next(child for child in symtable.symtable(text, "<generated>", "exec").get_children()
+                 if child.get_type() == "function" and child.get_name() == function)
+    return {symbol.get_name() for scope in _tables(table) for symbol in scope.get_symbols()
+            if symbol.is_global() and symbol.is_referenced()}
+
+
+# The module's text is read back through `symtable`, which compiles it in C:
+# a Python syntax tree of a long unrolled module would take seconds and
+# hundreds of megabytes.
+
+def _tables(table: symtable.SymbolTable) -> list[symtable.SymbolTable]:
+    """A scope and every scope nested in it (functions, comprehensions)."""
+    tables, pending = [], [table]
+    while pending:
+        scope = pending.pop()
+        tables.append(scope)
+        pending.extend(scope.get_children())
+    return tables
+
+
+def _symbol(table: symtable.SymbolTable, name: str) -> symtable.Symbol | None:
+    try:
+        return table.lookup(name)
+    except KeyError:
+        return None
 
 
 def _listed(items: list[str]) -> str:
