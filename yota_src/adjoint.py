@@ -45,7 +45,10 @@ def _refuse_complex(op: Call) -> None:
 
 
 def backward(unroller: Unroller, output, wrt: set[Op]) -> dict[Op, object]:
-    """Gradients of the scalar `output` for every active op, by reverse sweep."""
+    """Gradients of the scalar `output` for the active inputs, by reverse
+    sweep. A gradient's example value lives as long as something reads it:
+    the sweep keeps no values of its own ops and drops each op's gradient
+    once it is passed on, so it holds about one gradient per live value."""
     forward = list(unroller.ops)
     forward_set = set(forward)
     active = active_ops(forward, wrt)
@@ -53,11 +56,16 @@ def backward(unroller: Unroller, output, wrt: set[Op]) -> dict[Op, object]:
     if isinstance(output, Traced) and output.op in active:  # a scalar, or size-1 array
         shape = output.op.shape
         grads[output.op] = 1.0 if shape == () else unroller.primitive(np.ones, (shape,), {})
-    for op in reversed(forward):
-        if op in grads:
-            _name(grads[op], op, forward_set)
-            if isinstance(op, Call):
-                _propagate(unroller, op, grads[op], active, grads)
+    unroller.keep_values = False
+    try:
+        for op in reversed(forward):
+            if op in grads:
+                _name(grads[op], op, forward_set)
+                if isinstance(op, Call):
+                    # its gradient is complete and now spent: only the inputs' are returned
+                    _propagate(unroller, op, grads.pop(op), active, grads)
+    finally:
+        unroller.keep_values = True
     return grads
 
 

@@ -212,6 +212,66 @@ def values_of(structure):
     return structure
 
 
+class ExampleValues:
+    """The example value of each op while unrolling, for the reverse sweep's
+    templates to compute on.
+
+    An array changed element by element (`a[i] += ...` in a loop, an
+    index-add) is a new op per change, each with a whole new array: kept
+    whole, a loop of n such writes into an n-element array would hold n * n
+    elements. So only one version of such an array is kept whole; each other
+    version is kept as the elements in which it differs from a neighbouring
+    version (`_Elements`). Reading a version rebuilds it from the whole one
+    and makes it the whole one (Baker's rerooting), so the reverse sweep,
+    which reads the versions newest first, rebuilds each from the next at the
+    cost of one copy. Arrays handed out are never written to afterwards.
+    """
+
+    def __init__(self):
+        self._values: dict[Op, object] = {}
+
+    def __setitem__(self, op: Op, value) -> None:
+        self._values[op] = value
+
+    def __getitem__(self, op: Op):
+        value = self._values[op]
+        return self._rebuild(op) if isinstance(value, _Elements) else value
+
+    def __contains__(self, op: Op) -> bool:
+        return op in self._values
+
+    def supersede(self, older: Op, newer: Op, index) -> None:
+        """`newer`'s value is `older`'s with the elements at `index` changed:
+        `older` keeps only its own elements there."""
+        old, new = self._values.get(older), self._values.get(newer)
+        if not (isinstance(old, np.ndarray) and isinstance(new, np.ndarray)
+                and old.ndim and old.shape == new.shape and old.dtype == new.dtype):
+            return
+        self._values[older] = _Elements(newer, index, np.array(old[index], copy=True))
+
+    def _rebuild(self, op: Op) -> np.ndarray:
+        path = [op]  # from `op` along the recorded differences to a whole array
+        while isinstance(self._values[path[-1]], _Elements):
+            path.append(self._values[path[-1]].neighbour)
+        value = np.array(self._values[path[-1]], copy=True)
+        for here, there in zip(reversed(path[:-1]), reversed(path[1:])):
+            elements = self._values[here]  # `here` differs from `there` at these
+            self._values[there] = _Elements(here, elements.index,
+                                            np.array(value[elements.index], copy=True))
+            value[elements.index] = elements.values
+        self._values[op] = value
+        return value
+
+
+class _Elements:
+    """A version of an array as its neighbour's with `values` at `index`."""
+
+    __slots__ = ("neighbour", "index", "values")
+
+    def __init__(self, neighbour: Op, index, values: np.ndarray):
+        self.neighbour, self.index, self.values = neighbour, index, values
+
+
 def describe_value(value) -> tuple:
     """(shape, dtype) of a primitive's result; a tuple of arrays (np.split,
     np.linalg.qr) has no shape, and the dtype its elements share."""

@@ -33,7 +33,7 @@ from .source import FunctionSource, closure_cells, function_source, unwrap
 from .specialisation import MISSING, dependency, describe, is_plain_data, snapshot
 from .structs import children, is_array, kind_of
 from .tape import Call, Const, Guard, Input, Op
-from .traced import Traced, describe_value, has_traced, traced_in, values_of
+from .traced import ExampleValues, Traced, describe_value, has_traced, traced_in, values_of
 
 BINARY = {
     gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
@@ -264,7 +264,8 @@ class Unroller:
 
     def __init__(self):
         self.ops: list[Op] = []
-        self.values: dict[Op, object] = {}  # example value of each op, while unrolling
+        self.values = ExampleValues()  # example value of each forward op, for the templates
+        self.keep_values = True  # False in the reverse sweep: its values are read from Traced
         self.dependencies: dict = {}  # what the trace read from outside the arguments
         self.watched: dict[int, object] = {}  # objects from outside, by id: attribute reads count
         self.held: dict[int, object] = {}  # objects the arguments hold, by id: never written
@@ -419,7 +420,8 @@ class Unroller:
         const.hint = name if name and name.isidentifier() else "array"
         const.depends = np.issubdtype(np.asarray(array).dtype, np.inexact)
         self.ops.append(const)
-        self.values[const] = array
+        if self.keep_values:
+            self.values[const] = array
         self.lifted[id(array)] = traced = Traced(const, array, self)
         return traced
 
@@ -449,7 +451,10 @@ class Unroller:
         op = Call(fn, self.refs(args), self.refs(kwargs), *describe_value(value),
                   self.loc, depends)
         self.ops.append(op)
-        self.values[op] = value
+        if self.keep_values:
+            self.values[op] = value
+            if fn in primitives.INDEX_STORES and isinstance(op.args[0], Op):
+                self.values.supersede(op.args[0], op, values_of(args[1]))
         result = Traced(op, value, self)
         self.note_views(result, args, kwargs)
         return result
