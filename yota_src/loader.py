@@ -32,11 +32,15 @@ def run_registered(source: str, label: str, namespace: dict) -> dict:
 
 
 class InProcessOnly(NamedTuple):
-    """A live object the generated code compares by identity: the module text
-    cannot spell it, so only the loaded function has it."""
+    """A live object the generated code compares by identity, or a large
+    array no import reaches: the module text cannot spell it, so only the
+    loaded function has it."""
 
     value: Any
     description: str  # `act is model.<lambda>`, for the refusal to save
+    location: errors.Location | None = None  # where the primal read it, if not a definition
+    refusal: str | None = None  # why it cannot be saved, where not an object's identity
+    hint: str | None = None  # the way out, where not a function's
 
 
 _IN_PROCESS_ONLY = "__yota_src_in_process_only__"
@@ -62,8 +66,11 @@ def require_saveable(function: Callable) -> None:
     """Refuse a loaded function whose guards compare arguments with live objects:
     a saved copy would refuse every call, or worse if edited to run."""
     live = getattr(function, "__globals__", {}).get(_IN_PROCESS_ONLY, ())
+    if live and live[0].refusal is not None:
+        raise errors.UnsaveableError(f"{function.__name__} cannot be saved: {live[0].refusal}",
+                                     live[0].location, hint=live[0].hint)
     if live:
-        value, description = live[0]
+        value, description, *_ = live[0]
         raise errors.UnsaveableError(
             f"{function.__name__} cannot be saved: it was generated for {description}, "
             "an object that only this process has and the module cannot write down",

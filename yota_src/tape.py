@@ -57,11 +57,14 @@ class Input(Op):
 class Const(Op):
     """A value known when the tape was built (e.g. an array global)."""
 
-    __slots__ = ("value",)
+    __slots__ = ("value", "origin")
 
     def __init__(self, value, loc: Location | None = None):
         super().__init__(np.shape(value), np.asarray(value).dtype, loc)
         self.value = value
+        # (module name, path) where an import finds the value again (`model.W`:
+        # ("model", (("attr", "W"),))); None for a closure cell, a default, ...
+        self.origin: tuple | None = None
 
 
 class Call(Op):

@@ -31,7 +31,7 @@ from .builtin_calls import builtin_handler
 from .errors import Location, MutationError, NoDiffRuleError, UnsupportedSyntaxError, YotaError
 from .source import FunctionSource, closure_cells, function_source, unwrap
 from .specialisation import MISSING, dependency, describe, is_plain_data, snapshot
-from .structs import children, is_array, kind_of
+from .structs import ATTR, ITEM, children, is_array, kind_of
 from .tape import Call, Const, Guard, Input, Op
 from .traced import ExampleValues, Traced, describe_value, has_traced, traced_in, values_of
 
@@ -271,6 +271,8 @@ class Unroller:
         self.held: dict[int, object] = {}  # objects the arguments hold, by id: never written
         self.outside: dict[int, object] = {}  # every object read from outside, by id: never written
         self.outside_names: dict[int, str] = {}  # the names outside containers were read by
+        # outside objects, by id -> (module name, path): how an import reaches them again
+        self.outside_paths: dict[int, tuple] = {}
         self.lifted: dict[int, Traced] = {}  # arrays from outside, by id
         self.random_states: dict = {}  # generators drawn from: (generator, state before)
         self.view_bases: dict[int, tuple] = {}  # id of a view -> (the view, its base)
@@ -340,11 +342,12 @@ class Unroller:
             self.depend(("global", id(namespace), name), f"global {name} of {module}",
                         lambda: namespace.get(name, MISSING),
                         value if origin is GLOBAL else MISSING, namespace, name)
-        else:
-            cell = origin
-            self.depend(("cell", id(cell)), f"closure variable {name} of "
-                        f"{getattr(frame.source.node, 'name', 'a lambda')}()",
-                        lambda: cell.cell_contents, value)
+            path = (module, ((ATTR, name),)) if origin is GLOBAL else None
+            return self.outside_value(value, name, path)
+        cell = origin
+        self.depend(("cell", id(cell)), f"closure variable {name} of "
+                    f"{getattr(frame.source.node, 'name', 'a lambda')}()",
+                    lambda: cell.cell_contents, value)
         return self.outside_value(value, name)
 
     def outside_write(self, node, frame) -> MutationError:
@@ -390,14 +393,17 @@ class Unroller:
         if key not in self.dependencies:
             self.dependencies[key] = dependency(what, read, value, listed, module, name)
 
-    def outside_value(self, value, name: str | None):
+    def outside_value(self, value, name: str | None, path: tuple | None = None):
         """Objects are watched (their attribute reads become dependencies);
-        arrays become live constants on the tape."""
+        arrays become live constants on the tape. `path` is how an import
+        reaches the value (see `child_path`), where one does."""
         if is_array(value):
-            return self.lift(value, name)
+            return self.lift(value, name, path)
         if not isinstance(value, (bool, int, float, complex, str, bytes, np.generic,
                                   type(None))):
             self.outside[id(value)] = value  # never changed by the trace (`next(counter)`)
+            if path is not None:
+                self.outside_paths.setdefault(id(value), path)
         if isinstance(value, types.MethodType):  # what the method reads of its object counts
             self.outside_value(value.__self__, name)
         elif _watched(value):
@@ -406,7 +412,16 @@ class Unroller:
                 self.outside_names[id(value)] = name
         return value
 
-    def lift(self, array, name: str | None) -> Traced:
+    def child_path(self, parent, step: tuple) -> tuple | None:
+        """How an import reaches `parent`'s attribute or item `step` ((ATTR,
+        name) or (ITEM, key)), where it reaches `parent`: a saved module reads
+        a large outside array through it rather than holding a copy."""
+        if isinstance(parent, types.ModuleType):
+            return parent.__name__, (step,)
+        known = self.outside_paths.get(id(parent))
+        return None if known is None else (known[0], known[1] + (step,))
+
+    def lift(self, array, name: str | None, path: tuple | None = None) -> Traced:
         """An array from outside the arguments, read live by the generated code.
 
         Float arrays count as data (decisions on their contents are guarded,
@@ -415,8 +430,10 @@ class Unroller:
         """
         known = self.lifted.get(id(array))
         if known is not None and known.value is array:
+            known.op.origin = known.op.origin or path
             return known
         const = Const(array, self.loc)
+        const.origin = path
         const.hint = name if name and name.isidentifier() else "array"
         const.depends = np.issubdtype(np.asarray(array).dtype, np.inexact)
         self.ops.append(const)
@@ -1047,7 +1064,8 @@ class Unroller:
             self.depend(("attr", id(obj), name), f"attribute {name} of {describe(obj)}",
                         lambda: getattr(obj, name), value,
                         obj if isinstance(obj, types.ModuleType) else None, name)
-        return self.outside_value(value, self.part_name(obj, name) or name)
+        return self.outside_value(value, self.part_name(obj, name) or name,
+                                  self.child_path(obj, (ATTR, name)))
 
     def depend_on_absence(self, obj, name: str) -> None:
         """An attribute found missing on an outside object (getattr with a
@@ -1174,7 +1192,8 @@ class Unroller:
             except TypeError:  # an unhashable key: the whole contents
                 self.depend_on_contents(container)
         if is_array(item) or id(container) in self.watched:
-            return self.outside_value(item, self.part_name(container, key))
+            path = None if key is None else self.child_path(container, (ITEM, key))
+            return self.outside_value(item, self.part_name(container, key), path)
         return item
 
     def part_name(self, container, key) -> str | None:
