@@ -170,3 +170,55 @@ def store_in_argument_dict(state, x):
 def count_in_argument_list(counts, x):
     counts[0] += 1
     return np.sum(x ** 2)
+
+
+# --- views written, and arrays written under their views -------------------------
+
+def rnn_state_buffer(W, U, xs):
+    h = np.zeros((xs.shape[0] + 1, U.shape[0]))
+    for t in range(xs.shape[0]):
+        h[t + 1] = np.tanh(W @ xs[t] + U @ h[t])
+    return np.sum(h[-1] ** 2) + np.sum(h)
+
+
+def slice_accumulated(x, w):
+    out = np.zeros(x.shape[0] + w.shape[0] - 1)
+    for i in range(x.shape[0]):
+        out[i:i + w.shape[0]] += x[i] * w
+    return np.sum(out ** 2)
+
+
+def reshaped_then_written(x, w):
+    grid = x * 1.0
+    flat = grid.reshape(-1)
+    flat -= w[0]
+    flat[1] = w[1] * 3.0
+    return np.sum(grid * grid)
+
+
+def transposed_then_written(x, w):
+    grid = x * 2.0
+    columns = grid.T
+    columns[0] += w[0]
+    return np.sum(grid ** 3)
+
+
+def views_held_across_writes(x, w):
+    a = x * 1.0
+    rows = [a[0], a[1]]
+    a[0, 0] = w[0]
+    a += w[1]
+    return np.sum(rows[0] * rows[1]) + np.sum(a)
+
+
+def view_of_a_view_written(x, w):
+    a = x * 1.0
+    corner = a[:2][:, :1]
+    corner *= w[0]
+    return np.sum(a ** 2)
+
+
+def written_through_a_view_of_an_argument(x, w):
+    row = x[0]
+    row[0] = w[0]
+    return np.sum(x)

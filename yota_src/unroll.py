@@ -34,6 +34,7 @@ from .specialisation import MISSING, dependency, describe, is_plain_data, snapsh
 from .structs import children, is_array, kind_of
 from .tape import Call, Const, Guard, Input, Op
 from .traced import Traced, describe_value, has_traced, traced_in, values_of
+from .views import Views
 
 BINARY = {
     gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
@@ -272,8 +273,7 @@ class Unroller:
         self.outside_names: dict[int, str] = {}  # the names outside containers were read by
         self.lifted: dict[int, Traced] = {}  # arrays from outside, by id
         self.random_states: dict = {}  # generators drawn from: (generator, state before)
-        self.view_bases: dict[int, tuple] = {}  # id of a view -> (the view, its base)
-        self.viewed: dict[int, Traced] = {}  # arrays some view looks into, by id
+        self.views = Views(self)  # which arrays look into which (slices, transposes, ...)
         self.input_names: dict[Op, str] = {}  # each input's expression, for messages
         self.native: tuple | None = None  # (node, frame) of the call running natively
         self.context: tuple = ()  # the np.errstate, warnings and try blocks around us
@@ -425,7 +425,7 @@ class Unroller:
 
     # -- recording --------------------------------------------------------------
 
-    def record(self, fn, args: tuple, kwargs: dict, value) -> Traced:
+    def record(self, fn, args: tuple, kwargs: dict, value, note_views: bool = True) -> Traced:
         if isinstance(value, np.matrix):
             raise NoDiffRuleError(
                 f"{primitives.display_name(fn)} gives an np.matrix", self.loc,
@@ -451,32 +451,31 @@ class Unroller:
         self.ops.append(op)
         self.values[op] = value
         result = Traced(op, value, self)
-        self.note_views(result, args, kwargs)
+        if note_views:
+            self.views.note(result, fn, args, kwargs)
         return result
 
-    def note_views(self, result: Traced, args: tuple, kwargs: dict) -> None:
-        """Remember which arrays `result` looks into (a slice, a transpose, the
-        parts np.split gives, through keyword arguments too): writing through a
-        view, or into an array a view looks into, is refused. A view of a view
-        looks into the first array."""
-        produced = list(primitives.arrays_in(result.value))
-        if not produced:
-            return
-        for arg in traced_in((args, kwargs)):
-            if any(np.may_share_memory(out, array) for out in produced
-                   for array in primitives.arrays_in(arg.value)):
-                base = self.view_bases.get(id(arg), (None, arg))[1]
-                self.view_bases[id(result)] = (result, base)
-                self.viewed[id(base)] = base
+    def recompute(self, fn, args: tuple, kwargs: dict) -> Traced:
+        """The same primitive on the current values of its arguments: a view
+        made again after the array it looks into was written."""
+        value = self.run_primitive(fn, values_of(args), values_of(kwargs))
+        return self.record(fn, args, kwargs, value, note_views=False)
 
-    def mutate(self, target: Traced, new: Traced, node, frame) -> None:
+    def mutate(self, target: Traced, new: Traced, node, frame, written=None) -> None:
         """Apply an in-place change: every alias of `target` now holds `new`.
 
         The tape stays functional; Python aliasing is honoured by updating the
-        one `Traced` all names share. Arguments, views and viewed arrays are
-        refused, because the change would escape where the tape cannot follow.
-        """
+        one `Traced` all names share. A view is written through into the array
+        it looks into, and the views into a written array follow it (views.py).
+        Arguments and arrays from outside are refused: the change would escape
+        where the tape cannot follow. `written` is the old memory that changed
+        (None: all of it)."""
         where = self.location_of(node, frame)
+        if self.views.record_of(target) is not None:
+            new = self.cast_for(target, new, where)
+            root, changed = self.views.write_through(target, new, where)
+            self.mutate(root, changed, node, frame)
+            return
         if isinstance(target.op, Const):
             raise self.outside_write(node, frame)
         if isinstance(target.op, Input):
@@ -484,21 +483,25 @@ class Unroller:
                 "in-place change of an argument", where,
                 hint="The caller would see the change, which generated code does not "
                      "reproduce: copy first (`x = x.copy()`) or build a new array.")
-        if id(target) in self.view_bases or id(target) in self.viewed:
-            raise MutationError(
-                "in-place change of an array that shares memory with another (a view)", where,
-                hint="Copy it first (`y = y.copy()`), or build a new array with np.where.")
+        new = self.cast_for(target, new, where)
+        old = target.value
+        target.op, target.value = new.op, new.value
+        self.views.refresh(target, old if written is None else written)
+
+    def cast_for(self, target: Traced, new: Traced, where) -> Traced:
+        """`new` as a value `target` can hold in place: its shape, and its dtype
+        where NumPy's in-place rules allow the cast."""
         if np.shape(new.value) != np.shape(target.value):
             raise ValueError(f"cannot write a {np.shape(new.value)} result into an array of "
-                             f"shape {np.shape(target.value)} ({where.short})")
-        if np.result_type(new.value) != target.value.dtype:
-            if not np.can_cast(np.result_type(new.value), target.value.dtype, "same_kind"):
-                raise TypeError(  # as NumPy's in-place ufuncs do (`t = np.arange(5); t *= dt`)
-                    f"Cannot cast the result from dtype('{np.result_type(new.value)}') to "
-                    f"dtype('{target.value.dtype}') with casting rule 'same_kind' "
-                    f"({where.short if where else 'in place'})")
-            new = self.primitive(primitives.astype, (new, target.value.dtype), {})
-        target.op, target.value = new.op, new.value
+                             f"shape {np.shape(target.value)} ({where.short if where else ''})")
+        if np.result_type(new.value) == target.value.dtype:
+            return new
+        if not np.can_cast(np.result_type(new.value), target.value.dtype, "same_kind"):
+            raise TypeError(  # as NumPy's in-place ufuncs do (`t = np.arange(5); t *= dt`)
+                f"Cannot cast the result from dtype('{np.result_type(new.value)}') to "
+                f"dtype('{target.value.dtype}') with casting rule 'same_kind' "
+                f"({where.short if where else 'in place'})")
+        return self.primitive(primitives.astype, (new, target.value.dtype), {})
 
     def refs(self, structure):
         """Traced values -> their ops; static arrays -> Const ops."""
@@ -1249,8 +1252,9 @@ class Unroller:
                                     self.location_of(node, frame),
                                     hint="Only the last write would count; make the indices "
                                          "unique or accumulate with np.add.at.")
+        written = _region(container.value, values_of(index))  # the old memory written
         new = self.primitive(primitives.index_update, (container, index, value), {})
-        self.mutate(container, new, node, frame)
+        self.mutate(container, new, node, frame, written)
 
     @staticmethod
     def name(value, name: str) -> None:
@@ -1849,6 +1853,18 @@ def _succeeds_on_values(fn, args, kwargs) -> bool:
     except Exception:
         return False
     return True
+
+
+def _region(array: np.ndarray, index):
+    """The memory `array[index] = ...` writes, as a view (ints become one-wide
+    slices, so `x[0, 0]` is a region, not a copied number); None for indices
+    that select by value (arrays, masks)."""
+    if not primitives.is_basic_index(index):
+        return None
+    items = index if isinstance(index, tuple) else (index,)
+    as_slices = tuple(slice(i, i + 1 if i != -1 else None)
+                      if isinstance(i, (int, np.integer)) else i for i in items)
+    return array[as_slices]
 
 
 def _carried(value) -> bool:
