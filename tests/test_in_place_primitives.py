@@ -49,7 +49,7 @@ def test_other_ufunc_at_raise_mutation_error(fn, message, x):
 
 @pytest.mark.parametrize("fn, name", [
     (m.random_shuffle, "np.random.shuffle"),
-    (m.generator_shuffle, "shuffle"),
+    (m.generator_shuffle, "Generator.shuffle"),
     (m.copyto_local, "np.copyto"),
     (m.fill_diagonal_local, "np.fill_diagonal"),
     (m.putmask_local, "np.putmask"),

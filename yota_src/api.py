@@ -32,6 +32,7 @@ from .structs import (
     ATTR,
     DATA,
     DIFF,
+    GENERATOR,
     ITEM,
     Signature,
     flatten,
@@ -412,7 +413,7 @@ def _unroll(fn: Callable, args: tuple, rewind_draws: bool = True):
 
     def leaf_value(index):
         def traced(path, leaf):
-            if kind_of(leaf) not in (DIFF, DATA):
+            if kind_of(leaf) not in (DIFF, DATA, GENERATOR):
                 return leaf
             _refuse_unsupported(signature.leaf_expression(index, path), leaf)
             return unroller.input(index, path, leaf, signature.leaf_expression(index, path))

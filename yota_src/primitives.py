@@ -77,12 +77,23 @@ def returns_new_array(fn) -> bool:
         fn in OPERATOR_SYMBOLS or fn in (np.ones, np.full, np.empty, np.copy, np.array))
 
 
+GENERATORS = (np.random.Generator, np.random.RandomState)
+
+
+def draw(generator, method: str, *args, **kwargs):
+    """`generator.method(*args, **kwargs)`: a draw from a generator object
+    (an argument, one made in the function, a global), printed as that call."""
+    return getattr(generator, method)(*args, **kwargs)
+
+
 def random_source(fn):
     """The generator a random draw consumes (np.random.normal draws from the
     global RandomState), or None when `fn` draws nothing. np.random.seed
     counts: it changes the state later draws read, so it is kept like one."""
     if isinstance(fn, type) or fn is np.random.default_rng:  # makes a generator, draws nothing
         return None
+    if fn is draw:  # the generator is its first argument: is_random_draw says so
+        return draw
     owner = getattr(fn, "__self__", None)
     if isinstance(owner, (np.random.RandomState, np.random.Generator, random.Random)):
         return owner

@@ -392,7 +392,7 @@ class Unroller:
     def outside_value(self, value, name: str | None):
         """Objects are watched (their attribute reads become dependencies);
         arrays become live constants on the tape."""
-        if is_array(value):
+        if is_array(value) or isinstance(value, primitives.GENERATORS):
             return self.lift(value, name)
         if not isinstance(value, (bool, int, float, complex, str, bytes, np.generic,
                                   type(None))):
@@ -546,18 +546,23 @@ class Unroller:
                     hint="Pass a list (a list comprehension) instead.")
             args = (list(args[0]), *args[1:])
         draws = primitives.random_source(fn)
-        if draws is not None and getattr(fn, "__name__", "") == "shuffle":
+        if draws is primitives.draw:  # generator.method(...): the generator is the first argument
+            draws = values_of(args[0])
+        if draws is not None and (getattr(fn, "__name__", "") == "shuffle"
+                                  or (fn is primitives.draw and args[1] == "shuffle")):
             # it may leave a short list as it was, so no comparison can tell
+            name = f"{type(draws).__name__}.shuffle" if fn is primitives.draw \
+                else primitives.display_name(fn)
             raise MutationError(
-                f"{primitives.display_name(fn)} writes into its argument", self.loc,
+                f"{name} writes into its argument", self.loc,
                 hint="Generated code is functional: index with a permutation instead "
                      "(`items = [items[i] for i in np.random.permutation(len(items))]`).")
         if draws is not None:
             self.random_states.setdefault(id(draws), (draws, _random_state(draws)))
         elif not has_traced((args, kwargs)):
             value = self.run_primitive(fn, args, kwargs)
-            if is_array(value) and value.ndim > 0:
-                return self.record(fn, args, kwargs, value)
+            if (is_array(value) and value.ndim > 0) or isinstance(value, primitives.GENERATORS):
+                return self.record(fn, args, kwargs, value)  # how it is made: np.zeros(3)
             return value
         try:
             value = self.run_primitive(fn, values_of(args), values_of(kwargs))
@@ -964,6 +969,8 @@ class Unroller:
         if has_traced((args, kwargs)) and cls.__module__.split(".")[0] in NUMERIC_PACKAGES \
                 and cls.__module__ != "builtins":  # np.float32(x) is a primitive; zip(...) is not
             return self.primitive(cls, args, kwargs)
+        if issubclass(cls, primitives.GENERATORS):  # np.random.RandomState(0): made by the code
+            return self.primitive(cls, args, kwargs)
         if not has_traced((args, kwargs)):
             return cls(*args, **kwargs)
         return self.native_call(cls, args, kwargs, node, frame)  # Counter(labels), deque(xs)
@@ -976,6 +983,8 @@ class Unroller:
         if name == "transpose":
             axes = args[0] if len(args) == 1 else (tuple(args) or None)
             return self.primitive(np.transpose, (x,) if axes is None else (x, axes), kwargs)
+        if isinstance(x.value, primitives.GENERATORS):  # rng.normal(size=3): a draw from it
+            return self.primitive(primitives.draw, (x, name, *args), kwargs)
         if name == "astype":
             plain = values_of((args, kwargs))
             if isinstance(x.value, np.ndarray) and \
@@ -1868,9 +1877,11 @@ def _region(array: np.ndarray, index):
 
 
 def _carried(value) -> bool:
-    """Values a tape holds: arrays, numbers, text and tuples or lists of them."""
+    """Values a tape holds: arrays, numbers, text, random generators, and
+    tuples or lists of them."""
     if is_array(value) or value is None or isinstance(
-            value, (np.generic, int, float, complex, str, bytes, np.dtype, slice)):
+            value, (np.generic, int, float, complex, str, bytes, np.dtype, slice,
+                    *primitives.GENERATORS)):
         return True
     if isinstance(value, (tuple, list)):
         return all(_carried(item) for item in value)
