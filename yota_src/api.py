@@ -426,6 +426,8 @@ def _unroll(fn: Callable, args: tuple, rewind_draws: bool = True):
     except BaseException:
         rewind(unroller.random_states)  # a failed attempt draws nothing
         raise
+    finally:
+        unroller.close_generators()  # generators left unfinished, as Python closes them
     if rewind_draws:
         rewind(unroller.random_states)
     signature.outside = describe_outside(unroller.dependencies.values())

@@ -29,6 +29,7 @@ import numpy as np
 from . import contexts, primitives, rules
 from .builtin_calls import builtin_handler
 from .errors import Location, MutationError, NoDiffRuleError, UnsupportedSyntaxError, YotaError
+from .generators import UnrolledGenerator, is_generator_function
 from .source import FunctionSource, closure_cells, function_source, unwrap
 from .specialisation import MISSING, dependency, describe, is_plain_data, snapshot
 from .structs import children, is_array, kind_of
@@ -211,6 +212,17 @@ def _watched(value) -> bool:
     return _module_of(owner).split(".")[0] not in OPAQUE_PACKAGES
 
 
+_GENERATOR_FUNCTIONS: dict[int, tuple] = {}
+
+
+def _yields(node) -> bool:
+    """Is this parsed function a generator function (cached per node)?"""
+    known = _GENERATOR_FUNCTIONS.get(id(node))
+    if known is None or known[0] is not node:
+        known = _GENERATOR_FUNCTIONS[id(node)] = (node, is_generator_function(node))
+    return known[1]
+
+
 def _module_of(value) -> str:
     """`value.__module__` where it is a name (on some C types, before Python
     3.11, it is the descriptor of their instances' attribute)."""
@@ -277,6 +289,8 @@ class Unroller:
         self.input_names: dict[Op, str] = {}  # each input's expression, for messages
         self.native: tuple | None = None  # (node, frame) of the call running natively
         self.context: tuple = ()  # the np.errstate, warnings and try blocks around us
+        self.generator: UnrolledGenerator | None = None  # whose body runs now, if any
+        self.generators: list[UnrolledGenerator] = []  # started while unrolling
         self.loc: Location | None = None
         self.user_code = True  # False while running adjoint templates
         self.depth = 0
@@ -936,6 +950,8 @@ class Unroller:
                     bound.arguments[name] = value = self.lift(value, name)
                 self.name(value, name)
         local = Frame(source, dict(bound.arguments), parent, closure, globals_)
+        if _yields(source.node):  # a generator function: its body runs as it is consumed
+            return UnrolledGenerator(self, lambda: self.run_body(source, local))
         if self.depth >= MAX_DEPTH:
             raise UnsupportedSyntaxError(
                 f"calls nest deeper than {MAX_DEPTH} levels while unrolling",
@@ -953,6 +969,27 @@ class Unroller:
         finally:
             (self.loc, self.native), self.depth = saved, self.depth - 1
         return None
+
+    def run_body(self, source, frame) -> None:
+        """A generator function's body, in its generator's thread."""
+        self.depth += 1
+        try:
+            self.exec_block(source.node.body, frame)
+        except _Return:
+            pass
+
+    def swap_position(self, state):
+        """Where the interpreter is (line, call depth, running generator): given
+        back, and replaced by `state` unless it is None (generators.py)."""
+        position = (self.loc, self.native, self.depth, self.user_code, self.generator)
+        if state is not None:
+            self.loc, self.native, self.depth, self.user_code, self.generator = state
+        return position
+
+    def close_generators(self) -> None:
+        for generator in reversed(self.generators):
+            generator.close()
+        self.generators.clear()
 
     def construct(self, cls, args, kwargs, node, frame):
         """Instantiate a class: inline a Python `__init__`, else call it natively."""
@@ -1738,6 +1775,19 @@ class Unroller:
         loop(0)
         return out
 
+    def eval_Yield(self, node, frame):
+        if self.generator is None:
+            raise self.unsupported(node, frame, f"the expression `{_text(node)}`")
+        self.generator.give(None if node.value is None else self.eval(node.value, frame))
+        return None  # generator.send() is not something unrolled code does
+
+    def eval_YieldFrom(self, node, frame):
+        if self.generator is None:
+            raise self.unsupported(node, frame, f"the expression `{_text(node)}`")
+        for item in self.items(self.eval(node.value, frame), node.value, frame):
+            self.generator.give(item)
+        return None
+
     def eval_NamedExpr(self, node, frame):
         value = self.eval(node.value, frame)
         self.bind(node.target, value, frame)
@@ -1797,8 +1847,10 @@ class Unroller:
 
 
 _REWRITES = {
-    gast.Yield: "Generators cannot be unrolled: build and return a list instead.",
-    gast.YieldFrom: "Generators cannot be unrolled: build and return a list instead.",
+    gast.Yield: "`yield` outside a generator function called by the unrolled code (a "
+                "lambda?): build and return a list instead.",
+    gast.YieldFrom: "`yield from` outside a generator function called by the unrolled "
+                    "code: build and return a list instead.",
     gast.Match: "Write it as if/elif over the cases.",
     gast.Await: "Differentiate a plain (synchronous) function.",
     gast.ClassDef: "Define the class at module level.",
