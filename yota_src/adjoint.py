@@ -68,6 +68,10 @@ def _name(grad, op: Op, forward_set: set) -> None:
         grad.op.grad_of = op
 
 
+# keywords of any ufunc that change how a result is stored, not what it is
+_UFUNC_OPTIONS = ("dtype", "casting", "order", "subok", "signature", "where")
+
+
 def _propagate(unroller: Unroller, op: Call, dy, active: set, grads: dict) -> None:
     template = rules.template_for(op.fn)
     if template is None:
@@ -82,6 +86,11 @@ def _propagate(unroller: Unroller, op: Call, dy, active: set, grads: dict) -> No
                               hint=_rule_hint(op.fn))
     traced = lambda ref: Traced(ref, unroller.values[ref], unroller)  # noqa: E731
     args, kwargs = map_refs(op.args, traced), map_refs(op.kwargs, traced)
+    if isinstance(op.fn, np.ufunc):  # np.add(x, y, dtype=...): the same derivative
+        if kwargs.get("where", True) is not True:
+            raise NoDiffRuleError(f"{display_name(op.fn)}(..., where=...) is not supported",
+                                  op.loc, hint="Use np.where(mask, f(x), other) instead.")
+        kwargs = {k: v for k, v in kwargs.items() if k not in _UFUNC_OPTIONS}
     skip = rules.nodiff_args(op.fn)
 
     def wants(name: str, value) -> bool:
