@@ -58,6 +58,19 @@ def first_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {line}"
 
 
+def call(model, function, *args, **keywords):
+    """`function(*args)` after the model's `reset()` (a model whose generator
+    lives in a closure rewinds it there), on a deep copy of the arguments."""
+    reset = getattr(model, "reset", None)
+    if reset is not None:
+        reset()
+    return function(*copy.deepcopy(args), **keywords)
+
+
+def _draws_outside_arguments(model) -> bool:
+    return hasattr(model, "reset")
+
+
 # --- leaves -----------------------------------------------------------------
 
 def _is_generator(value) -> bool:
@@ -134,7 +147,7 @@ def gradient_of(g_arg, arg, path):
 
 # --- finite differences -------------------------------------------------------
 
-def numerical_gradient(loss, args, index, path):
+def numerical_gradient(model, args, index, path):
     """Central differences for one leaf, each evaluation on a deep copy of
     the arguments (a random generator passed in draws the same noise)."""
     leaf = _get(args[index], path) if path else args[index]
@@ -150,7 +163,8 @@ def numerical_gradient(loss, args, index, path):
             new_leaf = moved if isinstance(leaf, np.ndarray) else type(leaf)(moved[()])
             fresh = list(copy.deepcopy(args))
             fresh[index] = _with(fresh[index], path, new_leaf)
-            values.append(float(np.asarray(loss(*fresh), dtype=np.float64).reshape(())))
+            value = call(model, model.loss, *fresh)
+            values.append(float(np.asarray(value, dtype=np.float64).reshape(())))
         out[position] = (values[0] - values[1]) / (2 * step)
     return out
 
@@ -160,7 +174,7 @@ def compare_gradients(model, args, grads, where: str) -> None:
     problems = []
     for index, arg in enumerate(args):
         for path, _ in leaves(arg):
-            numeric = numerical_gradient(model.loss, args, index, path)
+            numeric = numerical_gradient(model, args, index, path)
             analytic = gradient_of(grads[index], arg, path)
             if analytic is None:
                 analytic = np.zeros_like(numeric)
@@ -203,19 +217,20 @@ def check_grad(model, timings: dict | None = None) -> None:
     (and, for a model with data-dependent control flow, back at example(0)
     with both paths cached)."""
     dynamic = getattr(model, "DYNAMIC", False)
+    random = _draws_outside_arguments(model)
     first = None
     for seed in (0, 1):
         where = f"example({seed})"
         args = model.example(seed)
-        native = model.loss(*copy.deepcopy(args))
+        native = call(model, model.loss, *args)
         start = time.perf_counter()
-        value, g = ys.grad(model.loss, *copy.deepcopy(args), dynamic=dynamic and seed == 1)
+        value, g = call(model, ys.grad, model.loss, *args, dynamic=dynamic and seed == 1)
         if timings is not None and seed == 0:
             timings["generation"] = time.perf_counter() - start
         first = first or (args, tuple(g))
         compare_value(value, native, where)
         compare_gradients(model, args, tuple(g), where)
-        if any(_is_generator(a) for a in args):
+        if random or any(_is_generator(a) for a in args):
             check_draws(model, args, where, dynamic)
         else:
             try:
@@ -226,26 +241,42 @@ def check_grad(model, timings: dict | None = None) -> None:
                     from error
     if dynamic:
         args, g = first
-        value, again = ys.grad(model.loss, *copy.deepcopy(args), dynamic=True)
-        compare_value(value, model.loss(*copy.deepcopy(args)), "example(0) after example(1)")
-        _same_gradients(args, tuple(again), g, "example(0) after example(1)")
+        where = "example(0) after example(1)"
+        value, again = call(model, ys.grad, model.loss, *args, dynamic=True)
+        compare_value(value, call(model, model.loss, *args), where)
+        _same_gradients(args, tuple(again), g, where)
 
 
 def check_draws(model, args, where: str, dynamic: bool, calls: int = 3) -> None:
     """A training loop calls ys.grad again and again with one generator: each
     call must draw what the same call of the function draws."""
     ours, theirs = copy.deepcopy(args), copy.deepcopy(args)
-    for call in range(calls):
-        value, _ = ys.grad(model.loss, *ours, dynamic=dynamic)
-        compare_value(value, model.loss(*theirs), f"{where}, call {call + 1} with one generator")
+    reset = getattr(model, "reset", lambda: None)
+    reset()
+    values = [ys.grad(model.loss, *ours, dynamic=dynamic)[0] for _ in range(calls)]
+    reset()
+    for number, value in enumerate(values):
+        compare_value(value, model.loss(*theirs),
+                      f"{where}, call {number + 1} with one generator")
 
 
 def check_saved(model, directory: pathlib.Path) -> None:
-    """simplegrad at example(0), saved, imported, run on the examples."""
+    """simplegrad at example(0), saved, imported, run on the examples. A model
+    marked UNSAVEABLE (it draws from a generator only this process has) must
+    be refused with UnsaveableError instead."""
     name = model.__name__.rpartition(".")[2]
     args = model.example(0)
-    df = ys.simplegrad(model.loss, *copy.deepcopy(args))
+    df = call(model, ys.simplegrad, model.loss, *args)
     path = directory / f"grad_{name}.py"
+    if getattr(model, "UNSAVEABLE", False):
+        from yota_src.errors import UnsaveableError
+
+        try:
+            df.save(path)
+        except UnsaveableError:
+            return
+        raise WrongAnswer(f"WRONG: the gradient of {name} was saved; it draws from a "
+                          "generator the saved module cannot name")
     df.save(path)
     spec = importlib.util.spec_from_file_location(f"saved_grad_{name}", path)
     module = importlib.util.module_from_spec(spec)
@@ -256,15 +287,15 @@ def check_saved(model, directory: pathlib.Path) -> None:
     for seed in seeds:
         where = f"example({seed}), saved module"
         args = model.example(seed)
-        native = model.loss(*copy.deepcopy(args))
+        native = call(model, model.loss, *args)
         try:
-            value, *grads = function(*copy.deepcopy(args))
+            value, *grads = call(model, function, *args)
         except ValueError:
             # right only where the example is outside what the module was generated
             # for (another number of steps, say): then simplegrad writes another one
-            if seed and ys.simplegrad(model.loss, *copy.deepcopy(args)).source != df.source:
+            if seed and call(model, ys.simplegrad, model.loss, *args).source != df.source:
                 continue
             raise
         compare_value(value, native, where)
-        _, g = ys.grad(model.loss, *copy.deepcopy(args))
+        _, g = call(model, ys.grad, model.loss, *args)
         _same_gradients(args, grads, tuple(g), where)
