@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import importlib
 import importlib.util
 import pathlib
 import sys
 import time
+import types
 
 import numpy as np
 
@@ -83,6 +85,10 @@ def _is_float_leaf(value) -> bool:
     return isinstance(value, (float, np.floating)) and not isinstance(value, bool)
 
 
+_NOT_STRUCTS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type,
+                types.ModuleType, functools.partial, np.ufunc)
+
+
 def leaves(value, path=()):
     """(path, leaf) for each float array or float inside an argument, with
     paths spelled as yota-src spells them."""
@@ -102,7 +108,7 @@ def leaves(value, path=()):
     elif dataclasses.is_dataclass(value):
         for field in dataclasses.fields(value):
             yield from leaves(getattr(value, field.name), path + (field.name,))
-    elif hasattr(value, "__dict__") and not callable(value):
+    elif hasattr(value, "__dict__") and not isinstance(value, _NOT_STRUCTS):
         for key, item in vars(value).items():
             yield from leaves(item, path + (key,))
 
@@ -172,8 +178,10 @@ def numerical_gradient(model, args, index, path):
 def compare_gradients(model, args, grads, where: str) -> None:
     rtol, atol = getattr(model, "RTOL", 1e-5), getattr(model, "ATOL", 1e-7)
     problems = []
+    checked = 0
     for index, arg in enumerate(args):
         for path, _ in leaves(arg):
+            checked += 1
             numeric = numerical_gradient(model, args, index, path)
             analytic = gradient_of(grads[index], arg, path)
             if analytic is None:
@@ -191,6 +199,8 @@ def compare_gradients(model, args, grads, where: str) -> None:
                                 f"{numeric[worst]!r})")
     if problems:
         raise WrongAnswer(f"WRONG gradient at {where}\n  " + "\n  ".join(problems))
+    if not checked:
+        raise AssertionError(f"{model.__name__}.example() has no float leaf to check")
 
 
 def compare_value(value, native, where: str) -> None:
