@@ -271,3 +271,28 @@ def test_scipy_draws_are_draws_not_constants():
     df = ys.simplegrad(draws, 0.5)
     assert "scipy.stats.norm.rvs(size=3)" in df.source
     assert df(0.5)[0] != df(0.5)[0]
+
+
+def given_a_distribution(x, distribution):
+    return np.sum(distribution.logpdf(x))
+
+
+def test_frozen_distribution_as_an_argument_gets_gradients_for_its_parameters(rng):
+    x = rng.standard_normal(3)
+    _, g = ys.grad(given_a_distribution, x, norm(0.5, 2.0))
+    z = (x - 0.5) / 2.0
+    assert np.isclose(g[1][("args", 0)], np.sum(z / 2.0))
+    assert np.isclose(g[1][("args", 1)], np.sum((z * z - 1.0) / 2.0))
+    h = 1e-6  # (check_grad would also move the support bounds, dist.a = -inf)
+    numeric = (given_a_distribution(x, norm(0.5, 2.0 + h))
+               - given_a_distribution(x, norm(0.5, 2.0 - h))) / (2 * h)
+    assert np.isclose(g[1][("args", 1)], numeric)
+
+
+def reads_parameters_back(x, mu):
+    distribution = norm(mu, scale=2.0)
+    return np.sum(distribution.logpdf(x)) * distribution.args[0] + distribution.kwds["scale"]
+
+
+def test_frozen_distribution_keeps_its_parameters_as_given(rng):
+    ys.check_grad(reads_parameters_back, rng.standard_normal(3), 0.3)

@@ -123,15 +123,14 @@ def parameter_names(distribution) -> list[str] | None:
 class Frozen:
     """A distribution with its parameters bound, as the unroller holds
     `norm(mu, sigma)`: each method is the distribution's, called with the
-    parameters by keyword, so it is recorded as the primitive it stands for."""
+    parameters by keyword, so it is recorded as the primitive it stands for.
+    `args` and `kwds` are the parameters as they were given, as SciPy keeps them."""
 
-    def __init__(self, dist, parameters: dict):
+    def __init__(self, dist, args: tuple, kwds: dict, parameters: dict):
         self.dist = dist
-        self.kwds = parameters
-
-    @property
-    def args(self) -> tuple:
-        return ()
+        self.args = args
+        self.kwds = kwds
+        self.parameters = parameters
 
     def __getattr__(self, name: str):
         if name.startswith("__"):
@@ -139,7 +138,7 @@ class Frozen:
         method = getattr(self.dist, name)
         if not callable(method):
             return method
-        parameters = dict(self.kwds)
+        parameters = dict(self.parameters)
         seed = parameters.pop("seed", None)
         if name == "rvs" and seed is not None:
             parameters["random_state"] = seed
@@ -147,7 +146,7 @@ class Frozen:
 
     def __repr__(self) -> str:
         name = public_name(self.dist) or type(self.dist).__name__
-        return f"scipy.stats.{name}({', '.join(f'{k}=...' for k in self.kwds)})"
+        return f"scipy.stats.{name}({', '.join(f'{k}=...' for k in self.parameters)})"
 
 
 def freeze(distribution, args: tuple, kwargs: dict) -> Frozen:
@@ -162,7 +161,7 @@ def freeze(distribution, args: tuple, kwargs: dict) -> Frozen:
         if key in parameters:
             raise TypeError(f"scipy.stats.{name}() got multiple values for {key!r}")
         parameters[key] = value
-    return Frozen(distribution, parameters)
+    return Frozen(distribution, tuple(args), dict(kwargs), parameters)
 
 
 def mirror(obj) -> Frozen | None:
@@ -180,4 +179,5 @@ def mirror(obj) -> Frozen | None:
         if public is not None else []
     if not names or not all(hasattr(obj, n) for n in names):
         return None
-    return Frozen(public, {n: getattr(obj, n) for n in names})
+    parameters = {n: getattr(obj, n) for n in names}
+    return Frozen(public, (), parameters, parameters)

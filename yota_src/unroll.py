@@ -1023,10 +1023,10 @@ class Unroller:
         if isinstance(obj, Traced):
             return self.traced_attribute(obj, name, node, frame)
         frozen = distributions.mirror(obj)  # a global prior = norm(0, 1): prior.logpdf(x)
-        if frozen is not None:  # its arrays are read live, named after their parameter
-            frozen.kwds = {key: self.lift(value, key) if is_array(value) else value
-                           for key, value in frozen.kwds.items()}
-            return getattr(frozen, name)
+        if frozen is not None and callable(getattr(obj, name, None)):
+            frozen.parameters = {key: self.lift(value, key) if is_array(value) else value
+                                 for key, value in frozen.parameters.items()}
+            return getattr(frozen, name)  # its arrays read live, named after their parameter
         if isinstance(obj, super) and self.user_code:  # super().forward: a class's attribute
             mro = obj.__self_class__.__mro__
             following = mro[mro.index(obj.__thisclass__) + 1:]
