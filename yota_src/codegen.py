@@ -673,6 +673,9 @@ class _Writer:
             path = self._user_function(fn)
         elif path.startswith("math."):
             self.imports.add("import math")
+        elif path.startswith("scipy."):  # `scipy.stats.norm.logpdf`: import scipy.stats
+            package, module, rest = path.split(".", 2)
+            path = f"{self._import(f'{package}.{module}')}.{rest}"
         return _expression(path)
 
     def _user_function(self, fn) -> str:

@@ -26,7 +26,7 @@ from dataclasses import replace
 import gast
 import numpy as np
 
-from . import contexts, primitives, rules
+from . import contexts, distributions, primitives, rules
 from .builtin_calls import builtin_handler
 from .errors import Location, MutationError, NoDiffRuleError, UnsupportedSyntaxError, YotaError
 from .generators import UnrolledGenerator, is_generator_function
@@ -616,6 +616,12 @@ class Unroller:
             if isinstance(callee, (UserFunction, ArrayMethod)) or (
                     isinstance(callee, types.FunctionType) and _user_kernel(callee)):
                 name = getattr(callee, "__name__", "a function")
+                reason = rules.refusal_for(fn)
+                if reason is not None and has_traced((args, kwargs)):  # odeint(f, y0, t)
+                    raise NoDiffRuleError(
+                        f"no gradient through {primitives.display_name(fn)}: {reason}",
+                        self.loc, hint=f"{primitives.display_name(fn)} would call {name}() "
+                                       "natively, where yota-src cannot follow it.")
                 raise UnsupportedSyntaxError(
                     f"{primitives.display_name(fn)} would call {name}() natively, where "
                     "yota-src cannot follow what it computes", self.loc,
@@ -832,6 +838,8 @@ class Unroller:
         handler = builtin_handler(fn)
         if handler is not None:
             return handler(self, args, kwargs, node, frame)
+        if distributions.is_distribution(fn):  # norm(mu, sigma): its methods take them
+            return distributions.freeze(fn, args, kwargs)
         if rules.is_primitive(fn) or primitives.is_random_draw(fn):
             return self.primitive(fn, args, kwargs)
         if not self.user_code and _user_kernel(fn):  # a user rule's kernel: called as it says
@@ -1063,6 +1071,11 @@ class Unroller:
         any object (a method, a class constant), since the class is outside."""
         if isinstance(obj, Traced):
             return self.traced_attribute(obj, name, node, frame)
+        frozen = distributions.mirror(obj)  # a global prior = norm(0, 1): prior.logpdf(x)
+        if frozen is not None and callable(getattr(obj, name, None)):
+            frozen.parameters = {key: self.lift(value, key) if is_array(value) else value
+                                 for key, value in frozen.parameters.items()}
+            return getattr(frozen, name)  # its arrays read live, named after their parameter
         if isinstance(obj, super) and self.user_code:  # super().forward: a class's attribute
             mro = obj.__self_class__.__mro__
             following = mro[mro.index(obj.__thisclass__) + 1:]
