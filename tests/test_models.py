@@ -29,17 +29,6 @@ import yota_src as ys
 # model -> the first line of the error its checks raise today (paths relative to the
 # root, object addresses as 0x…), for both parts ("grad", "saved") unless a part is named
 _FAILING_TODAY = {
-    # SciPy rules are being added in parallel (issue 8, item 1)
-    "gp_scipy_linalg": "NoDiffRuleError: tests/models/gp_scipy_linalg.py:18: "
-                       "no gradient rule for solve_triangular",
-    "hmm_forward": "NoDiffRuleError: tests/models/hmm_forward.py:26: "
-                   "no gradient rule for logsumexp",
-    "negative_binomial_glm": "NoDiffRuleError: tests/models/negative_binomial_glm.py:11: "
-                             "no gradient rule for <ufunc 'gammaln'>",
-    "vi_scipy_norm": "NotCarried: tests/models/vi_scipy_norm.py:16: "
-                     "<scipy.stats._continuous_distns.norm_gen object at 0x…> gives a "
-                     "rv_continuous_frozen object, which generated code does not carry as a "
-                     "value computed from the arguments",
     # NumPy primitives without a rule
     "wave_sim": "NoDiffRuleError: tests/models/wave_sim.py:34: no gradient rule for np.diff",
     "physics_informed": "NoDiffRuleError: tests/models/physics_informed.py:23: "
