@@ -96,3 +96,22 @@ def test_another_kind_of_generator_is_refused_by_the_guard():
     df = ys.simplegrad(reparameterised, MU, LOG_SIGMA, np.random.default_rng(3))
     with pytest.raises(ys.errors.SignatureMismatch, match="rng of type Generator"):
         df(MU, LOG_SIGMA, np.random.RandomState(3))
+
+
+def test_check_grad_gives_every_evaluation_the_same_draws():
+    def f(p, rs):
+        return np.sum((p + rs.randn(3)) ** 2)
+
+    rs = np.random.RandomState(0)
+    ys.check_grad(f, np.array([0.5, 1.0, -1.0]), rs)
+    assert rs.randn() == np.random.RandomState(0).randn()  # left where it stood
+
+
+def test_a_dynamic_call_draws_from_the_generator_it_is_given():
+    def f(x, rs):
+        u = rs.rand()
+        return x * u if u < 0.5 else x * x * u
+
+    for epoch in range(4):
+        value, _ = ys.grad(f, 2.0, np.random.RandomState(epoch + 1), dynamic=True)
+        assert value == f(2.0, np.random.RandomState(epoch + 1))

@@ -129,9 +129,10 @@ def _rule_hint(fn) -> str:
     """The exact calls that would add the missing rule."""
     name = display_name(fn)
     params = rules.parameter_names(fn)
-    if not params:
+    if not params or "y" in params or "dy" in params:  # no expression can name them
+        inputs = ", ".join(params) if params else "<its parameters>"
         return (f"Add a template with @ys.diffrule({name}) on a function "
-                f"(dy, y, <its parameters>) that assigns d<parameter> (see templates/).")
+                f"(dy_out, y_out, {inputs}) that assigns d<parameter> (see templates/).")
     first = params[0]
     return (f"Add one with ys.diffrule({name}, \"{first}\", \"<expression in "
             f"{', '.join(params)}, y, dy>\"), or ys.nodiff({name}, \"{first}\") if no "

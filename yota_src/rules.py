@@ -81,6 +81,13 @@ def expression_rule(fn: Callable, wrt: str, expr: str) -> Callable:
     if wrt not in params:
         raise TypeError(f"{display_name(fn)} has no parameter {wrt!r} "
                         f"(it has {', '.join(params)})")
+    clash = [name for name in params if name in ("y", "dy")]
+    if clash:
+        raise TypeError(
+            f"{display_name(fn)} has a parameter named {clash[0]!r}, which an expression rule "
+            "uses for the result (y) or its gradient (dy): register a template instead, "
+            f"@ys.diffrule({display_name(fn)}) on a function (dy_out, y_out, "
+            f"{', '.join(params)}) that assigns d<parameter>")
     ast.parse(expr, "<diffrule>", "eval")  # a SyntaxError names the expression now, not later
     rules = _expressions.setdefault(fn, {})
     rules[wrt] = expr
