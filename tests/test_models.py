@@ -48,9 +48,6 @@ _FAILING_TODAY = {
     # a side effect on an argument that holds no differentiated value
     "batchnorm": "MutationError: tests/models/batchnorm.py:26: in-place change of an argument "
                  "(an attribute, item or element of an object passed in)",
-    # silently wrong: with dynamic=True, a cached variant made with another generator object
-    # is run, fails its guard, and the draws it took from this call's generator stay taken
-    ("reinforce", "grad"): "WrongAnswer: WRONG value at example(0), call 2 with one generator",
 }
 
 KNOWN_FAILURES = {}
