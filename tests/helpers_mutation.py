@@ -55,7 +55,13 @@ def store_into_viewed(x):
 def out_argument(x, z):
     y = x * 1.0
     np.add(y, z, out=y)
-    return np.sum(y)
+    np.tanh(y, out=y)
+    return np.sum(y * x)
+
+
+def out_into_argument(x, z):
+    np.add(x, z, out=x)
+    return np.sum(x)
 
 
 def sort_in_place(x):
@@ -64,10 +70,36 @@ def sort_in_place(x):
     return np.sum(y)
 
 
-def store_with_data_indices(x):
+def store_with_data_indices(x, z):
     y = x * 1.0
-    y[np.argmax(x)] = 0.0
+    y[np.argmax(x)] = 0.0  # one value: which index the data picks decides no ambiguity
+    return np.sum(y * z)
+
+
+def store_values_with_data_indices(x):
+    y = x * 1.0
+    y[np.argsort(x[:, 0])] = x * 2.0  # the data may repeat rows: the last write would win
     return np.sum(y)
+
+
+def one_hot_in_a_loop(x, z):
+    labels = np.argmax(z, axis=1)
+    onehot = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        onehot[i, labels[i]] = 1.0
+    return np.sum((x - onehot) ** 2)
+
+
+def masked_in_place(x, z):
+    h = x * z
+    h[h < 0.2] *= 0.1  # a mask selects each element once
+    return np.sum(h ** 2)
+
+
+def rows_and_data_columns(x, z):
+    margins = x + z
+    margins[np.arange(x.shape[0]), np.argmax(z, axis=1)] = x[:, 0] * 3.0  # one per row
+    return np.sum(margins ** 2)
 
 
 def store_with_repeated_indices(x):

@@ -39,7 +39,7 @@ def test_stores_through_static_unique_indices(rng):
     (m.augment_argument, "in-place change of an argument"),
     (m.augment_argument_alias, "in-place change of an argument"),
     (m.sort_in_place, r"x.sort\(\) changes the array in place"),
-    (m.store_with_data_indices, "indices computed from the data"),
+    (m.store_values_with_data_indices, "values through indices computed from the data"),
     (m.store_with_repeated_indices, "repeated indices"),
     (m.store_mixed_repeated, "repeated indices"),
 ])
@@ -49,9 +49,16 @@ def test_changes_that_would_escape_raise_mutation_error(fn, message, x):
     assert "helpers_mutation.py:" in str(error.value)
 
 
-def test_out_arguments_raise(x):
-    with pytest.raises(MutationError, match=r"np.add writes into an existing array \(out=\)"):
-        ys.grad(m.out_argument, x, x)
+def test_out_into_an_argument_raises(x):
+    with pytest.raises(MutationError, match=r"in-place change of an argument"):
+        ys.grad(m.out_into_argument, x, x)
+
+
+@pytest.mark.parametrize("fn", [m.out_argument, m.store_with_data_indices, m.one_hot_in_a_loop,
+                                m.masked_in_place, m.rows_and_data_columns])
+def test_in_place_writes_that_are_well_defined_whatever_the_data(fn, x):
+    assert np.isclose(ys.grad(fn, x, x[:, ::-1])[0], fn(x.copy(), x[:, ::-1]))
+    ys.check_grad(fn, x, x[:, ::-1])
 
 
 def test_attribute_of_argument_raises(x):

@@ -547,9 +547,7 @@ class Unroller:
                 hint="Generated code can call functions, not objects such as np.poly1d: "
                      "call the function it stands for (np.polyval(coefficients, x)).") from None
         if kwargs.get("out") is not None:
-            raise MutationError(f"{primitives.display_name(fn)} writes into an existing array "
-                                "(out=)", self.loc,
-                                hint="Use the result instead: `y = np.add(x, z)`.")
+            return self.into(fn, args, kwargs)
         if primitives.is_ufunc_at(fn):
             return self.ufunc_at(fn, args, kwargs)
         self.refuse_callbacks(fn, args, kwargs)
@@ -604,6 +602,21 @@ class Unroller:
         if guard_shapes:
             self.concretize(result, np.shape, None, None, text=text)
         return result
+
+    def into(self, fn, args: tuple, kwargs: dict):
+        """`np.tanh(g, out=g)`: the result, written in place into a local
+        array (every alias sees it); an argument or an array from outside
+        is refused when written, as any in-place change."""
+        out = kwargs["out"]
+        target = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+        if not isinstance(target, Traced) or not isinstance(target.value, np.ndarray):
+            raise MutationError(f"{primitives.display_name(fn)} writes into an array the "
+                                "function did not make (out=)", self.loc,
+                                hint="Use the result instead: `y = np.add(x, z)`.")
+        result = self.primitive(fn, args, {k: v for k, v in kwargs.items() if k != "out"})
+        self.mutate(target, self.primitive(np.broadcast_to, (result, target.value.shape), {})
+                    if np.shape(result.value) != target.value.shape else result, None, None)
+        return target if not isinstance(out, tuple) else (target,)
 
     def refuse_callbacks(self, fn, args: tuple, kwargs: dict) -> None:
         """A primitive that would call a function of the user's (np.piecewise's
@@ -1299,11 +1312,18 @@ class Unroller:
         """`container[index] = value` as a functional index_update."""
         if not primitives.is_basic_index(index):
             if any(t.op.depends for t in traced_in(index)):
+                if _unique_whatever_the_data(index) or not has_traced(value) \
+                        and np.ndim(value) == 0:  # one value: which write is last cannot matter
+                    written = None
+                    new = self.primitive(primitives.index_update, (container, index, value), {})
+                    self.mutate(container, new, node, frame, written)
+                    return
                 raise MutationError(
-                    "assignment through indices computed from the data",
+                    "assignment of values through indices computed from the data",
                     self.location_of(node, frame),
-                    hint="Repeated indices would make the last write win; use "
-                         "np.where(mask, new, x), or build the array with np.add.at.")
+                    hint="The data may repeat an index, and then the last write would win: "
+                         "use a boolean mask (x[mask] = v), np.where(mask, new, x), or "
+                         "accumulate with np.add.at.")
             shape = np.shape(container.value)
             selected = np.arange(np.prod(shape, dtype=int)).reshape(shape)[values_of(index)]
             if np.unique(selected).size != selected.size:  # an element written twice
@@ -1927,6 +1947,25 @@ def _succeeds_on_values(fn, args, kwargs) -> bool:
     except Exception:
         return False
     return True
+
+
+def _unique_whatever_the_data(index) -> bool:
+    """Does this index select each element at most once, whatever the traced
+    parts hold? A boolean mask does; so does a tuple with a static integer
+    array whose values are distinct along the selection (`[np.arange(n), y]`)."""
+    items = index if isinstance(index, tuple) else (index,)
+    if all(not isinstance(item, Traced) or np.result_type(item.value) == np.bool_
+           for item in items):
+        return True
+    arrays = [item for item in items if isinstance(item, (Traced, np.ndarray, list))]
+    try:
+        shape = np.broadcast_shapes(*(np.shape(values_of(item)) for item in arrays))
+    except ValueError:
+        return False
+    fixed = [np.asarray(values_of(item)) for item in arrays  # np.arange(n): not from the data
+             if not isinstance(item, Traced) or not item.op.depends]
+    return any(np.issubdtype(item.dtype, np.integer) and item.shape == shape
+               and np.unique(item).size == item.size for item in fixed)
 
 
 def _region(array: np.ndarray, index):
