@@ -123,12 +123,18 @@ def cholesky(dy, y, a, upper=False):
     giving U = L^T). For a symmetric a the gradient is sym(L^-T phi(L^T dL) L^-1),
     phi taking the lower triangle with the diagonal halved (Murray, 2016); the
     triangle read gets it folded."""
+    da = cholesky_gradient(dy, y, a, upper)
+
+
+def cholesky_gradient(dy, y, a, upper):
+    """The gradient of a Cholesky factor y of a (y = U with a = U^T U where
+    `upper`), on the triangle the factorization read."""
     lower = swap_last(y) if upper else y
     dlower = swap_last(dy) if upper else dy
     inverse = np.linalg.inv(lower)
     middle = swap_last(lower) @ dlower
     phi = np.tril(middle) - 0.5 * middle * np.eye(np.shape(a)[-1])
-    da = triangle_read(swap_last(inverse) @ phi @ inverse, "U" if upper else "L")
+    return triangle_read(swap_last(inverse) @ phi @ inverse, "U" if upper else "L")
 
 
 @adjoint(np.linalg.qr)

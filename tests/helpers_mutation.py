@@ -55,7 +55,13 @@ def store_into_viewed(x):
 def out_argument(x, z):
     y = x * 1.0
     np.add(y, z, out=y)
-    return np.sum(y)
+    np.tanh(y, out=y)
+    return np.sum(y * x)
+
+
+def out_into_argument(x, z):
+    np.add(x, z, out=x)
+    return np.sum(x)
 
 
 def sort_in_place(x):
@@ -64,10 +70,36 @@ def sort_in_place(x):
     return np.sum(y)
 
 
-def store_with_data_indices(x):
+def store_with_data_indices(x, z):
     y = x * 1.0
-    y[np.argmax(x)] = 0.0
+    y[np.argmax(x)] = 0.0  # one value: which index the data picks decides no ambiguity
+    return np.sum(y * z)
+
+
+def store_values_with_data_indices(x):
+    y = x * 1.0
+    y[np.argsort(x[:, 0])] = x * 2.0  # the data may repeat rows: the last write would win
     return np.sum(y)
+
+
+def one_hot_in_a_loop(x, z):
+    labels = np.argmax(z, axis=1)
+    onehot = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        onehot[i, labels[i]] = 1.0
+    return np.sum((x - onehot) ** 2)
+
+
+def masked_in_place(x, z):
+    h = x * z
+    h[h < 0.2] *= 0.1  # a mask selects each element once
+    return np.sum(h ** 2)
+
+
+def rows_and_data_columns(x, z):
+    margins = x + z
+    margins[np.arange(x.shape[0]), np.argmax(z, axis=1)] = x[:, 0] * 3.0  # one per row
+    return np.sum(margins ** 2)
 
 
 def store_with_repeated_indices(x):
@@ -170,3 +202,55 @@ def store_in_argument_dict(state, x):
 def count_in_argument_list(counts, x):
     counts[0] += 1
     return np.sum(x ** 2)
+
+
+# --- views written, and arrays written under their views -------------------------
+
+def rnn_state_buffer(W, U, xs):
+    h = np.zeros((xs.shape[0] + 1, U.shape[0]))
+    for t in range(xs.shape[0]):
+        h[t + 1] = np.tanh(W @ xs[t] + U @ h[t])
+    return np.sum(h[-1] ** 2) + np.sum(h)
+
+
+def slice_accumulated(x, w):
+    out = np.zeros(x.shape[0] + w.shape[0] - 1)
+    for i in range(x.shape[0]):
+        out[i:i + w.shape[0]] += x[i] * w
+    return np.sum(out ** 2)
+
+
+def reshaped_then_written(x, w):
+    grid = x * 1.0
+    flat = grid.reshape(-1)
+    flat -= w[0]
+    flat[1] = w[1] * 3.0
+    return np.sum(grid * grid)
+
+
+def transposed_then_written(x, w):
+    grid = x * 2.0
+    columns = grid.T
+    columns[0] += w[0]
+    return np.sum(grid ** 3)
+
+
+def views_held_across_writes(x, w):
+    a = x * 1.0
+    rows = [a[0], a[1]]
+    a[0, 0] = w[0]
+    a += w[1]
+    return np.sum(rows[0] * rows[1]) + np.sum(a)
+
+
+def view_of_a_view_written(x, w):
+    a = x * 1.0
+    corner = a[:2][:, :1]
+    corner *= w[0]
+    return np.sum(a ** 2)
+
+
+def written_through_a_view_of_an_argument(x, w):
+    row = x[0]
+    row[0] = w[0]
+    return np.sum(x)

@@ -49,9 +49,7 @@ def test_other_ufunc_at_raise_mutation_error(fn, message, x):
 
 @pytest.mark.parametrize("fn, name", [
     (m.random_shuffle, "np.random.shuffle"),
-    (m.generator_shuffle, "shuffle"),
-    (m.copyto_local, "np.copyto"),
-    (m.fill_diagonal_local, "np.fill_diagonal"),
+    (m.generator_shuffle, "Generator.shuffle"),
     (m.putmask_local, "np.putmask"),
     (m.shuffle_global, "np.random.shuffle"),
 ], ids=lambda item: getattr(item, "__name__", ""))
@@ -76,3 +74,9 @@ def test_read_only_arguments_are_restored_when_a_view_comes_before_its_base(x):
     with arguments_read_only([x[1:], {"base": x}]) as protected:
         assert protected and not x.flags.writeable
     assert x.flags.writeable
+
+
+@pytest.mark.parametrize("fn", [m.copyto_local, m.fill_diagonal_local])
+def test_numpy_writers_into_a_local_array_are_done_functionally(fn, x):
+    assert np.isclose(ys.grad(fn, x)[0], fn(x))
+    ys.check_grad(fn, x)

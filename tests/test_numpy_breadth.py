@@ -739,3 +739,21 @@ def test_numpy_scalar_types_cast_with_a_gradient(scalar_type):
     x = np.array([0.5, 1.5])
     assert ys.grad(f, x)[0] == pytest.approx(f(x))
     ys.check_grad(f, x)
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.sum(np.add(x, x, dtype=np.float64) * np.multiply(x, 3.0, casting="same_kind")),
+    lambda x: np.sum(np.exp(x, dtype=np.float64) + np.subtract(x, 1.0, order="C")),
+], ids=["dtype and casting", "dtype and order"])
+def test_ufunc_keywords_that_only_say_how_to_store_keep_the_derivative(f):
+    x = np.array([0.5, -1.5, 2.0])
+    assert ys.grad(f, x)[0] == pytest.approx(f(x))
+    ys.check_grad(f, x)
+
+
+def test_a_ufunc_with_where_is_refused():
+    def f(x):
+        return np.sum(np.add(x, 1.0, where=x > 0, out=np.zeros(3) * x))
+
+    with pytest.raises((ys.errors.NoDiffRuleError, ys.errors.MutationError)):
+        ys.grad(f, np.array([0.5, -1.5, 2.0]))

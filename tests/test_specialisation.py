@@ -349,16 +349,14 @@ def test_the_first_call_draws_as_one_call_of_f():
     assert value == expected and np.random.rand() == after
 
 
-def test_a_generator_object_is_refused_clearly_and_left_as_it_was():
-    # Methods of RandomState/Generator objects have no importable name yet;
-    # until they do, the refusal is clear and the trace leaves no trace.
+def test_a_global_generator_is_drawn_from_in_process_and_named_when_saving_is_refused():
     RNG.seed(3)
-    expected = RNG.normal()
+    expected = noisy_generator(np.ones(3))
     RNG.seed(3)
-    with pytest.raises(Exception, match=r"cannot refer to the method normal\(\) of a "
-                                        "RandomState object"):
-        ys.grad(noisy_generator, np.ones(3))
-    assert RNG.normal() == expected
+    value, g = ys.grad(noisy_generator, np.ones(3))
+    assert value == expected  # the first call draws as one call of f
+    with pytest.raises(ys.errors.UnsaveableError, match="the random generator RNG"):
+        ys.simplegrad(noisy_generator, np.ones(3)).save("never_written.py")
 
 
 def test_trace_draws_as_one_call_of_f():

@@ -100,3 +100,28 @@ def test_a_rule_may_call_a_helper_that_returns_the_vjp_as_autograd_writes_it():
     x = np.array([0.5, -1.5, 2.0])
     assert ys.grad(f, x)[0] == pytest.approx(f(x))
     ys.check_grad(f, x)
+
+
+def softplus(y):
+    return np.log1p(np.exp(y))
+
+
+def test_an_expression_rule_for_a_function_with_a_parameter_named_y_says_to_use_a_template():
+    with pytest.raises(TypeError, match="parameter named 'y'.*register a template"):
+        ys.diffrule(softplus, "y", "dy / (1 + np.exp(-y))")
+
+
+def softplus_again(y):
+    return np.log1p(np.exp(y))
+
+
+@ys.diffrule(softplus_again)
+def softplus_again_rule(dy_out, y_out, y):
+    dy = dy_out / (1.0 + np.exp(-y))  # noqa: F841 - a rule assigns d<param>
+
+
+def test_a_template_names_its_incoming_gradient_as_it_likes():
+    def f(x):
+        return np.sum(softplus_again(x) * x)
+
+    ys.check_grad(f, np.array([0.5, -1.5, 2.0]))

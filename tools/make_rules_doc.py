@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import importlib
 import inspect
 import pathlib
 import sys
@@ -27,19 +28,36 @@ def primitive_name(fn) -> str:
 
 
 def differentiable_arguments(template) -> list[str]:
-    """The parameters whose `d<param>` the template assigns."""
+    """The parameters whose `d<param>` the template assigns, but for those it
+    refuses (`dv = no_closed_form(...)`)."""
     params = list(inspect.signature(template).parameters)[2:]
     tree = ast.parse(textwrap.dedent(inspect.getsource(template)))
     assigned = {node.id for node in ast.walk(tree)
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
-    return [p for p in params if f"d{p}" in assigned]
+    refused = {target.id for node in ast.walk(tree) if isinstance(node, ast.Assign)
+               and isinstance(node.value, ast.Call)
+               and getattr(node.value.func, "id", None) == "no_closed_form"
+               for target in node.targets if isinstance(target, ast.Name)}
+    return [p for p in params if f"d{p}" in assigned - refused]
+
+
+def import_optional_libraries() -> None:
+    """Import the libraries whose rule families load once they are imported
+    (SciPy's modules), so that the catalogue lists them; it is written with
+    SciPy installed."""
+    for module in rules.OPTIONAL_FAMILIES:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            pass
 
 
 def builtin_rules() -> tuple[dict, set]:
     """yota-src's own rules, without any a user registered in this process."""
+    import_optional_libraries()
     templates, nondifferentiable = rules.registered()
     return ({fn: t for fn, t in templates.items()
-             if t.__module__.startswith("yota_src.templates")}, nondifferentiable)
+             if (t.__module__ or "").startswith("yota_src.templates")}, nondifferentiable)
 
 
 def render() -> str:
@@ -54,7 +72,12 @@ def render() -> str:
             (primitive_name(fn), ", ".join(differentiable_arguments(template)), constant, note))
     lines = ["# Rule catalogue", "",
              "Generated from the registry by `python tools/make_rules_doc.py`; a test checks",
-             "that it is in sync. Each rule is a template in `templates/<family>.py`.", "",
+             "that it is in sync. Each rule is a template in `templates/<family>.py`; the",
+             "`scipy_*` families are loaded once the user's code imports that SciPy module",
+             "(`pip install yota-src[scipy]`). A float argument a rule lists neither as",
+             "differentiable nor as piecewise constant (a Bessel function's order, a",
+             "distribution function's shape) has no closed-form derivative: a differentiated",
+             "value reaching it is a NoDiffRuleError.", "",
              f"**{len(templates)} primitives have gradient rules; {len(nondifferentiable)} are "
              "recorded without a gradient.**", ""]
     for family in sorted(families):

@@ -76,6 +76,10 @@ def _name(grad, op: Op, forward_set: set) -> None:
         grad.op.grad_of = op
 
 
+# keywords of any ufunc that change how a result is stored, not what it is
+_UFUNC_OPTIONS = ("dtype", "casting", "order", "subok", "signature", "where")
+
+
 def _propagate(unroller: Unroller, op: Call, dy, active: set, grads: dict) -> None:
     template = rules.template_for(op.fn)
     if template is None:
@@ -90,6 +94,11 @@ def _propagate(unroller: Unroller, op: Call, dy, active: set, grads: dict) -> No
                               hint=_rule_hint(op.fn))
     traced = lambda ref: Traced(ref, unroller.values[ref], unroller)  # noqa: E731
     args, kwargs = map_refs(op.args, traced), map_refs(op.kwargs, traced)
+    if isinstance(op.fn, np.ufunc):  # np.add(x, y, dtype=...): the same derivative
+        if kwargs.get("where", True) is not True:
+            raise NoDiffRuleError(f"{display_name(op.fn)}(..., where=...) is not supported",
+                                  op.loc, hint="Use np.where(mask, f(x), other) instead.")
+        kwargs = {k: v for k, v in kwargs.items() if k not in _UFUNC_OPTIONS}
     skip = rules.nodiff_args(op.fn)
 
     def wants(name: str, value) -> bool:
@@ -128,9 +137,10 @@ def _rule_hint(fn) -> str:
     """The exact calls that would add the missing rule."""
     name = display_name(fn)
     params = rules.parameter_names(fn)
-    if not params:
+    if not params or "y" in params or "dy" in params:  # no expression can name them
+        inputs = ", ".join(params) if params else "<its parameters>"
         return (f"Add a template with @ys.diffrule({name}) on a function "
-                f"(dy, y, <its parameters>) that assigns d<parameter> (see templates/).")
+                f"(dy_out, y_out, {inputs}) that assigns d<parameter> (see templates/).")
     first = params[0]
     return (f"Add one with ys.diffrule({name}, \"{first}\", \"<expression in "
             f"{', '.join(params)}, y, dy>\"), or ys.nodiff({name}, \"{first}\") if no "

@@ -32,6 +32,7 @@ from .structs import (
     ATTR,
     DATA,
     DIFF,
+    GENERATOR,
     ITEM,
     Signature,
     flatten,
@@ -73,7 +74,9 @@ class _Compiled:
     source: str
     tape: Tape  # the forward tape
     dependencies: tuple  # what was read from outside the arguments (specialisation.py)
-    generators: tuple = ()  # the random generators it draws from
+    # the random generators it draws from, but those passed in (each call's own)
+    generators: tuple = ()
+    draws: bool = False  # does it draw at all (then each call's generators are found)
     # it prints or warns, and logs nothing: its output can be held back while it
     # may turn out not to apply (a logging handler's stream cannot, and holding
     # the rest back would reorder the two)
@@ -179,7 +182,8 @@ def _from_cache(key, args: tuple, dynamic: bool, tried: set):
                 if compiled in _cache.get(key, ()):
                     _cache[key].remove(compiled)
             continue
-        states = random_states(compiled.generators)
+        states = random_states(compiled.generators + _generators_in(args)) \
+            if compiled.draws else {}
         try:
             if dynamic and compiled.holds_output:
                 return compiled, _held_output(compiled.function, args)
@@ -191,6 +195,11 @@ def _from_cache(key, args: tuple, dynamic: bool, tried: set):
                     "instead.") from None
             rewind(states)  # the variant that applies draws what one call of f would
     return None, None
+
+
+def _generators_in(args: tuple) -> tuple:
+    """The random generators the arguments hold (drawn from by the code)."""
+    return tuple(leaf for arg in args for _, leaf in flatten(arg) if kind_of(leaf) == GENERATOR)
 
 
 def _holds_output(tape: Tape) -> bool:
@@ -271,14 +280,18 @@ def check_grad(f: Callable, *args, rtol: float = 1e-5, atol: float = 1e-7) -> No
 
     Raises AssertionError with a report per argument where they disagree.
     The tolerances are at least what central differences reach in a leaf's
-    precision (about 2e-4 for float32).
+    precision (about 2e-4 for float32). Random generators among the arguments
+    are put back before every evaluation, so each sees the same draws, and are
+    left where they stood.
     """
+    start = random_states(_generators_in(args))
     _, g = grad(f, *args, dynamic=True)
     problems = []
     for index, arg in enumerate(args):
         for path, leaf in flatten(arg):
             if kind_of(leaf) != DIFF:
                 continue
+            rewind(start)
             numeric = numerical_gradient(f, args, index, path)
             analytic = g[index] if not path and kind_of(arg) != "struct" else \
                 (g[index] or {}).get(user_path(path), np.zeros_like(numeric))
@@ -291,6 +304,7 @@ def check_grad(f: Callable, *args, rtol: float = 1e-5, atol: float = 1e-7) -> No
                     f"argument {index}{' path ' + str(user_path(path)) if path else ''}: "
                     f"max abs error {error.max():.3g} at {worst} "
                     f"(analytic {np.asarray(analytic)[worst]!r}, numeric {numeric[worst]!r})")
+    rewind(start)
     if problems:
         raise AssertionError("gradient check failed:\n  " + "\n  ".join(problems))
 
@@ -301,6 +315,7 @@ def numerical_gradient(f: Callable, args: tuple, index: int, path: tuple = ()) -
     base = np.array(leaf, dtype=np.float64)
     out = np.zeros_like(base)
     step_scale = np.finfo(np.result_type(leaf)).eps ** (1 / 3)
+    start = random_states(_generators_in(args))
     for position in np.ndindex(base.shape):
         step = step_scale * max(1.0, abs(base[position]))
         values = []
@@ -309,9 +324,11 @@ def numerical_gradient(f: Callable, args: tuple, index: int, path: tuple = ()) -
             moved[position] += sign * step
             new_leaf = _like(leaf, moved)
             new_arg = rebuild(args[index], lambda p, v: new_leaf if p == path else v)
+            rewind(start)  # the same draws at every evaluation
             result = f(*args[:index], new_arg, *args[index + 1:])
             values.append(float(np.asarray(result, dtype=np.float64).reshape(())))
         out[position] = (values[0] - values[1]) / (2 * step)
+    rewind(start)
     return out
 
 
@@ -412,7 +429,7 @@ def _unroll(fn: Callable, args: tuple, rewind_draws: bool = True):
 
     def leaf_value(index):
         def traced(path, leaf):
-            if kind_of(leaf) not in (DIFF, DATA):
+            if kind_of(leaf) not in (DIFF, DATA, GENERATOR):
                 return leaf
             _refuse_unsupported(signature.leaf_expression(index, path), leaf)
             return unroller.input(index, path, leaf, signature.leaf_expression(index, path))
@@ -425,6 +442,8 @@ def _unroll(fn: Callable, args: tuple, rewind_draws: bool = True):
     except BaseException:
         rewind(unroller.random_states)  # a failed attempt draws nothing
         raise
+    finally:
+        unroller.close_generators()  # generators left unfinished, as Python closes them
     if rewind_draws:
         rewind(unroller.random_states)
     signature.outside = describe_outside(unroller.dependencies.values())
@@ -499,10 +518,12 @@ def _build(fn: Callable, args: tuple, wrt_args: frozenset) -> _Compiled:
     tape = optimize(Tape(unroller.ops, (output,) + gradients, signature, len(forward.ops)))
     source, constants = codegen.generate(tape)
     function = loader.load(source, codegen.function_name(tape, "gradient"), constants)
+    passed = _generators_in(args)
     return _Compiled(function, source, eliminate_dead_code(forward),
                      tuple(unroller.dependencies.values()),
-                     tuple(generator for generator, _ in unroller.random_states.values()),
-                     _holds_output(forward))
+                     generators=tuple(generator for generator, _ in unroller.random_states.values()
+                                      if not any(generator is each for each in passed)),
+                     draws=bool(unroller.random_states), holds_output=_holds_output(forward))
 
 
 class _errors_at_user_lines:  # noqa: N801 - used as a `with` statement

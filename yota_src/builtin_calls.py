@@ -226,6 +226,46 @@ def _global_setting(fn):
 _BUILTINS.update({fn: _global_setting(fn) for fn in (np.seterr, np.seterrcall)})
 
 
+def _fill_diagonal(unroller, args, kwargs, node, frame):
+    """np.fill_diagonal(a, v) on an array the function made: a store of v on
+    its diagonal, as `a[i, i] = v` for each i."""
+    bound = _bind(_fill_diagonal_signature, args, kwargs)
+    a, value, wrap = bound["a"], bound["val"], bound.get("wrap", False)
+    shape = np.shape(a.value if isinstance(a, Traced) else a)
+    if wrap or len(set(shape)) != 1 and len(shape) != 2:
+        raise UnsupportedSyntaxError("np.fill_diagonal(wrap=True) or of a non-square n-d array",
+                                     unroller.location_of(node, frame),
+                                     hint="Store into the diagonal with an index instead.")
+    index = np.diag_indices(min(shape), len(shape))
+    if not isinstance(a, Traced):
+        raise unroller.outside_write(node, frame)
+    unroller.store(a, index, value, node, frame)
+
+
+def _copyto(unroller, args, kwargs, node, frame):
+    """np.copyto(dst, src, where=mask) into an array the function made: dst
+    holds np.where(mask, src, dst) from then on."""
+    bound = _bind(_copyto_signature, args, kwargs)
+    dst, src, where = bound["dst"], bound["src"], bound.get("where", True)
+    if not isinstance(dst, Traced):
+        raise unroller.outside_write(node, frame)
+    new = unroller.primitive(np.where, (where, src, dst), {}) if where is not True else \
+        unroller.primitive(np.broadcast_to, (src, np.shape(dst.value)), {})
+    unroller.mutate(dst, new, node, frame)
+
+
+# NumPy's documented signatures, written out: C functions such as np.copyto
+# carry no signature that inspect can read before NumPy 2.3.
+def _fill_diagonal_signature(a, val, wrap=False): ...
+def _copyto_signature(dst, src, casting="same_kind", where=True): ...
+
+
+def _bind(fn, args, kwargs) -> dict:
+    import inspect
+    bound = inspect.signature(fn).bind(*args, **kwargs)
+    return dict(bound.arguments)
+
+
 def _warning_filter(fn):
     def handler(unroller, args, kwargs, node, frame):
         unroller.set_warning_filter(fn, args, kwargs, node, frame)
@@ -233,6 +273,8 @@ def _warning_filter(fn):
 
 
 _BUILTINS.update({fn: _warning_filter(fn) for fn in contexts.FILTERS})
+# NumPy functions that write into their first argument, done functionally
+_BUILTINS.update({np.fill_diagonal: _fill_diagonal, np.copyto: _copyto})
 _BUILTINS.update({fn: _native(fn) for fn in (
     max, min, any, all, functools.reduce, copy.copy, copy.deepcopy,
     *(getattr(itertools, name) for name in (

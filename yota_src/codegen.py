@@ -35,6 +35,7 @@ from .errors import UnsupportedSyntaxError
 from .loader import InProcessOnly
 from .structs import (
     ATTR,
+    GENERATOR,
     ITEM,
     STATIC,
     Container,
@@ -320,8 +321,11 @@ class _Writer:
         head = f"{self.name} was generated for {label}"
         if leaf.kind == STATIC:
             return [self._static_check(code, label, leaf.value, head)]
+        got_type = _Field(f"type({code}).__qualname__")
+        if leaf.kind == GENERATOR:
+            return [(self._type_differs(code, leaf.type),
+                     _message(f"{head} of type {leaf.type.__qualname__}, got ", got_type))]
         if leaf.scalar:
-            got_type = _Field(f"type({code}).__qualname__")
             kind = leaf.describe()
             if leaf.type in (float, np.float64, complex, np.complex128):
                 python_type = "float" if leaf.type in (float, np.float64) else "complex"
@@ -460,6 +464,13 @@ class _Writer:
             return [f"{self.names[op]} = {ast.unparse(self.path(op.index, op.path))}"]
         if isinstance(op, Guard):
             return self.guard(op)
+        if isinstance(op, Const) and isinstance(op.value, primitives.GENERATORS):
+            name = self.names[op] = self.fresh(op.hint or "generator")
+            self.identities.append(f"{name} = None  # the random generator {op.hint}, drawn from")
+            self.live_constants[name] = InProcessOnly(
+                op.value, f"the random generator {op.hint} of this process (pass the generator "
+                          "in as an argument to save a module that draws from it)")
+            return []
         if isinstance(op, Const) and op.hint is not None:  # a global or closure array
             self.names[op] = name = self.fresh(op.hint)
             if np.size(op.value) > LITERAL_LIMIT:
@@ -713,6 +724,9 @@ class _Writer:
         if fn in primitives.METHODS:
             return ast.Call(ast.Attribute(self.literal(args[0]), primitives.METHODS[fn]),
                             [self.literal(a) for a in args[1:]], self.keywords(kwargs))
+        if fn is primitives.draw:  # rng.normal(size=3)
+            return ast.Call(ast.Attribute(self.literal(args[0]), args[1]),
+                            [self.literal(a) for a in args[2:]], self.keywords(kwargs))
         return ast.Call(self.function(fn), [self.literal(a) for a in args], self.keywords(kwargs))
 
     def fstring(self, pieces) -> ast.expr:
@@ -767,6 +781,9 @@ class _Writer:
             path = self._user_function(fn)
         elif path.startswith("math."):
             self.imports.add("import math")
+        elif path.startswith("scipy."):  # `scipy.stats.norm.logpdf`: import scipy.stats
+            package, module, rest = path.split(".", 2)
+            path = f"{self._import(f'{package}.{module}')}.{rest}"
         return _expression(path)
 
     def _user_function(self, fn) -> str:

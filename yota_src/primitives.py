@@ -20,6 +20,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from . import distributions
+
 
 def T(a):
     """`a.T`"""
@@ -77,15 +79,28 @@ def returns_new_array(fn) -> bool:
         fn in OPERATOR_SYMBOLS or fn in (np.ones, np.full, np.empty, np.copy, np.array))
 
 
+GENERATORS = (np.random.Generator, np.random.RandomState)
+
+
+def draw(generator, method: str, *args, **kwargs):
+    """`generator.method(*args, **kwargs)`: a draw from a generator object
+    (an argument, one made in the function, a global), printed as that call."""
+    return getattr(generator, method)(*args, **kwargs)
+
+
 def random_source(fn):
     """The generator a random draw consumes (np.random.normal draws from the
     global RandomState), or None when `fn` draws nothing. np.random.seed
     counts: it changes the state later draws read, so it is kept like one."""
     if isinstance(fn, type) or fn is np.random.default_rng:  # makes a generator, draws nothing
         return None
+    if fn is draw:  # the generator is its first argument: is_random_draw says so
+        return draw
     owner = getattr(fn, "__self__", None)
     if isinstance(owner, (np.random.RandomState, np.random.Generator, random.Random)):
         return owner
+    if getattr(fn, "__name__", None) == "rvs" and distributions.is_distribution(owner):
+        return owner.random_state  # scipy.stats.norm.rvs draws from the global RandomState
     module = getattr(fn, "__module__", None)
     if isinstance(module, str) and module.startswith("numpy.random"):
         return np.random.mtrand._rand
@@ -167,8 +182,10 @@ def is_ufunc_at(fn) -> bool:
 def arguments_read_only(structure) -> Iterator[bool]:
     """Make the writeable arrays in a nested argument structure read-only while
     a primitive runs; yields whether there were any. Flags are restored after,
-    owners before views (a view cannot be made writeable over a read-only base)."""
-    arrays = [a for a in arrays_in(structure) if a.flags.writeable]
+    owners before views (a view cannot be made writeable over a read-only base).
+    An array over memory that no array owns (a C extension's result, such as
+    scipy.linalg.sqrtm's) could not be made writeable again, so it is left as it is."""
+    arrays = [a for a in arrays_in(structure) if a.flags.writeable and _restorable(a)]
     for array in arrays:
         array.flags.writeable = False
     try:
@@ -176,6 +193,20 @@ def arguments_read_only(structure) -> Iterator[bool]:
     finally:
         for array in sorted(arrays, key=lambda a: a.base is not None):
             array.flags.writeable = True
+
+
+def _restorable(array: np.ndarray) -> bool:
+    """Can `array` be made writeable again once it is read-only? NumPy allows
+    it where the memory belongs to an array, or to an object offering a
+    writeable buffer."""
+    while isinstance(array.base, np.ndarray) and not array.flags.owndata:
+        array = array.base
+    if array.flags.owndata or array.base is None:
+        return True
+    try:
+        return not memoryview(array.base).readonly
+    except TypeError:
+        return False
 
 
 def arrays_in(structure) -> Iterator[np.ndarray]:
@@ -209,9 +240,18 @@ OPERATOR_SYMBOLS = {
 _MODULES = (("np", np), ("np.linalg", np.linalg), ("np.fft", np.fft), ("np.random", np.random),
             ("math", math))
 
+# SciPy's modules with rules, named where the user's code has imported them
+# (yota-src itself never imports SciPy). Generated code imports each one it
+# names: `import scipy.special`.
+SCIPY_MODULES = ("scipy.special", "scipy.stats", "scipy.signal", "scipy.linalg",
+                 "scipy.integrate")
+# A function SciPy exports under two names is written under the common one.
+PREFERRED_NAMES = {"psi": "digamma"}
+
 
 def function_path(fn) -> str | None:
-    """How generated code names `fn` (`np.sum`, `np.add.at`, `math.exp`), or None."""
+    """How generated code names `fn` (`np.sum`, `np.add.at`, `math.exp`,
+    `scipy.special.gammaln`, `scipy.stats.norm.logpdf`), or None."""
     name = getattr(fn, "__name__", None)
     if name is None:
         return None
@@ -223,8 +263,26 @@ def function_path(fn) -> str | None:
         for prefix, module in _MODULES:
             if getattr(module, name, None) is fn:
                 return f"{prefix}.{name}"
-    if getattr(builtins, name, None) is fn:
-        return name
+        if getattr(builtins, name, None) is fn:
+            return name
+        return _scipy_path(fn, name, owner)
+
+
+def _scipy_path(fn, name: str, owner) -> str | None:
+    """`scipy.special.gammaln`, or `scipy.stats.norm.logpdf` for a method of
+    a distribution SciPy exports (not `rv_continuous.logpdf`)."""
+    if owner is not None and not isinstance(owner, type(sys)):
+        distribution = distributions.public_name(owner)
+        if distribution is not None and getattr(owner, name, None) == fn:
+            return f"scipy.stats.{distribution}.{name}"
+        return None
+    for module_name in SCIPY_MODULES:
+        module = sys.modules.get(module_name)
+        if module is None:
+            continue
+        for alias in (PREFERRED_NAMES.get(name), name):
+            if alias is not None and getattr(module, alias, None) is fn:
+                return f"{module_name}.{alias}"
     return None
 
 

@@ -15,12 +15,19 @@ one is a NoDiffRuleError with the reason, never a silent zero.
 
 from __future__ import annotations
 
+import ast
 import importlib
+import importlib.util
 import inspect
+import math
+import sys
 import threading
 from collections.abc import Callable
 
+import numpy as np
+
 from .loader import run_registered
+from .primitives import display_name
 
 _templates: dict = {}
 _nondifferentiable: set = set()
@@ -29,6 +36,18 @@ _refused: dict = {}  # fn -> why a gradient through it is refused
 _expressions: dict = {}  # fn -> {param: expression} from ys.diffrule
 _loaded = False
 _loading = threading.RLock()
+
+# Families of rules for optional libraries, each loaded once the user's code
+# has imported the module it covers: yota-src itself never imports SciPy, and
+# code that uses scipy.special has imported it before any of its calls is traced.
+OPTIONAL_FAMILIES = {
+    "scipy.special": "yota_src.templates.scipy_special",
+    "scipy.stats": "yota_src.templates.scipy_stats",
+    "scipy.signal": "yota_src.templates.scipy_signal",
+    "scipy.linalg": "yota_src.templates.scipy_linalg",
+    "scipy.integrate": "yota_src.templates.scipy_integrate",
+}
+_waiting = dict(OPTIONAL_FAMILIES)  # module -> family not loaded yet
 
 
 def adjoint(*primitives) -> Callable:
@@ -60,26 +79,70 @@ def expression_rule(fn: Callable, wrt: str, expr: str) -> Callable:
         raise TypeError(f"{getattr(fn, '__name__', fn)} has no inspectable signature; "
                         "register a template with @ys.diffrule(fn) instead")
     if wrt not in params:
-        raise TypeError(f"{fn.__name__} has no parameter {wrt!r} (it has {', '.join(params)})")
-    compile(expr, "<diffrule>", "eval")  # a SyntaxError names the expression now, not later
+        raise TypeError(f"{display_name(fn)} has no parameter {wrt!r} "
+                        f"(it has {', '.join(params)})")
+    clash = [name for name in params if name in ("y", "dy")]
+    if clash:
+        raise TypeError(
+            f"{display_name(fn)} has a parameter named {clash[0]!r}, which an expression rule "
+            "uses for the result (y) or its gradient (dy): register a template instead, "
+            f"@ys.diffrule({display_name(fn)}) on a function (dy_out, y_out, "
+            f"{', '.join(params)}) that assigns d<parameter>")
+    ast.parse(expr, "<diffrule>", "eval")  # a SyntaxError names the expression now, not later
     rules = _expressions.setdefault(fn, {})
     rules[wrt] = expr
     name = f"{fn.__name__}_rule"
     body = "".join(f"    d{param} = {text}\n" for param, text in rules.items())
     text = f"def {name}(dy, y, {', '.join(params)}):\n{body}"
-    label = f"rule {getattr(fn, '__module__', '')}.{fn.__qualname__}"
-    template = run_registered(text, label, dict(getattr(fn, "__globals__", {})))[name]
+    namespace = {"__name__": "<diffrule>", "np": np, "math": math,
+                 **getattr(fn, "__globals__", {})}  # a ufunc has no globals
+    for rule in rules.values():
+        namespace.update(_modules_named(ast.parse(rule, "<diffrule>", "eval"), namespace,
+                                        {"y", "dy", *params}))
+    template = run_registered(text, f"rule {display_name(fn)}", namespace)[name]
     _templates[fn] = template
     return template
 
 
+def _modules_named(tree: ast.AST, namespace: dict, local: set) -> dict:
+    """Modules an expression reaches by a dotted name it does not otherwise
+    define (`scipy.special.digamma(x)`): imported, each by the longest prefix
+    that is a module, so the rule runs whatever the function's globals hold
+    (a ufunc has none); the generated module imports what the rule calls."""
+    found = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id in local or node.id in namespace \
+                or node.id in found or importlib.util.find_spec(node.id) is None:
+            continue
+        dotted = [node.id, *reversed(parts)]
+        for length in range(len(dotted), 0, -1):
+            try:
+                importlib.import_module(".".join(dotted[:length]))
+                break
+            except ImportError:
+                continue
+        found[node.id] = sys.modules[node.id]
+    return found
+
+
 def parameter_names(fn: Callable) -> list[str] | None:
+    """The parameters a call passes by position; for a ufunc, its inputs
+    (`x`, or `x1, x2`), without `out`."""
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError):
+        if isinstance(fn, np.ufunc):
+            return ["x"] if fn.nin == 1 else [f"x{i + 1}" for i in range(fn.nin)]
         return None
-    return [p.name for p in signature.parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    names = [p.name for p in signature.parameters.values()
+             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return names[:fn.nin] if isinstance(fn, np.ufunc) else names
 
 
 def nodiff(fn: Callable, *argnames: str) -> None:
@@ -100,12 +163,21 @@ def _load() -> None:
     registered, under a lock, so a concurrent caller never sees a half-filled
     registry (the import itself calls back in here: the lock is re-entrant)."""
     global _loaded
-    if _loaded:
+    if _loaded and not _imported_since():
         return
     with _loading:
         if not _loaded:
             importlib.import_module("yota_src.templates")
             _loaded = True
+        for module, family in list(_waiting.items()):
+            if module in sys.modules:
+                importlib.import_module(family)
+                del _waiting[module]
+
+
+def _imported_since() -> bool:
+    """Has the user's code imported a module whose rules are not loaded yet?"""
+    return any(module in sys.modules for module in tuple(_waiting))
 
 
 def _lookup(table, fn):

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 ATTR, ITEM = "attr", "item"
-DIFF, DATA, STATIC = "diff", "data", "static"
+DIFF, DATA, STATIC, GENERATOR = "diff", "data", "static", "generator"
 
 _OPAQUE = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
            types.MethodType, np.dtype, np.ufunc, str, bytes)
@@ -43,7 +43,9 @@ def is_array(value) -> bool:
 
 
 def kind_of(value) -> str:
-    """DIFF, DATA, STATIC, or 'struct' for containers to recurse into."""
+    """DIFF, DATA, STATIC, GENERATOR, or 'struct' for containers to recurse into."""
+    if isinstance(value, (np.random.Generator, np.random.RandomState)):
+        return GENERATOR  # drawn from by the generated code, whichever one is passed
     if is_array(value):
         return DIFF if np.issubdtype(value.dtype, np.inexact) else DATA
     if isinstance(value, (float, complex, np.inexact)):
@@ -247,6 +249,8 @@ class Leaf:
             by_identity = value is None or isinstance(value, bool) \
                 or qualified_name(value) is not None or type(value).__eq__ is object.__eq__
             return f"{'is' if by_identity else '=='} {describe_value(value)}"
+        if self.kind == GENERATOR:
+            return f"a {self.type.__name__}"
         if self.scalar:
             return "float" if self.type in (float, np.float64) else self.type.__name__
         return f"{describe_dtype(self.dtype)} {self.shape}"
@@ -256,6 +260,8 @@ def describe_leaf(path: tuple, value) -> Leaf:
     kind = kind_of(value)
     if kind == STATIC:
         return Leaf(path, STATIC, value=value)
+    if kind == GENERATOR:
+        return Leaf(path, GENERATOR, type=type(value))
     scalar = not is_array(value)
     return Leaf(path, kind, np.shape(value) if not scalar else (),
                 np.asarray(value).dtype if scalar else value.dtype, scalar, type=type(value))
@@ -390,7 +396,7 @@ def _key(value):
     if is_array(value):
         return (type(value), value.shape, value.dtype)
     kind = kind_of(value)
-    if kind == DIFF:
+    if kind in (DIFF, GENERATOR):
         return (type(value),)
     if kind == STATIC:
         try:

@@ -25,7 +25,7 @@ from .tape import Op, leaves_of
 class Traced:
     """A value the result depends on: its op on the tape and its example value."""
 
-    __slots__ = ("op", "value", "unroller")
+    __slots__ = ("op", "value", "unroller", "__weakref__")
     __array_ufunc__ = None  # `array + traced` gives way to Traced.__radd__
 
     def __init__(self, op: Op, value, unroller=None):

@@ -26,14 +26,16 @@ from dataclasses import replace
 import gast
 import numpy as np
 
-from . import contexts, primitives, rules
+from . import contexts, distributions, primitives, rules
 from .builtin_calls import builtin_handler
 from .errors import Location, MutationError, NoDiffRuleError, UnsupportedSyntaxError, YotaError
+from .generators import UnrolledGenerator, is_generator_function
 from .source import FunctionSource, closure_cells, function_source, unwrap
 from .specialisation import MISSING, dependency, describe, is_plain_data, snapshot
 from .structs import ATTR, ITEM, children, is_array, kind_of
 from .tape import Call, Const, Guard, Input, Op
 from .traced import ExampleValues, Traced, describe_value, has_traced, traced_in, values_of
+from .views import Views
 
 BINARY = {
     gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
@@ -210,6 +212,17 @@ def _watched(value) -> bool:
     return _module_of(owner).split(".")[0] not in OPAQUE_PACKAGES
 
 
+_GENERATOR_FUNCTIONS: dict[int, tuple] = {}
+
+
+def _yields(node) -> bool:
+    """Is this parsed function a generator function (cached per node)?"""
+    known = _GENERATOR_FUNCTIONS.get(id(node))
+    if known is None or known[0] is not node:
+        known = _GENERATOR_FUNCTIONS[id(node)] = (node, is_generator_function(node))
+    return known[1]
+
+
 def _module_of(value) -> str:
     """`value.__module__` where it is a name (on some C types, before Python
     3.11, it is the descriptor of their instances' attribute)."""
@@ -275,11 +288,12 @@ class Unroller:
         self.outside_paths: dict[int, tuple] = {}
         self.lifted: dict[int, Traced] = {}  # arrays from outside, by id
         self.random_states: dict = {}  # generators drawn from: (generator, state before)
-        self.view_bases: dict[int, tuple] = {}  # id of a view -> (the view, its base)
-        self.viewed: dict[int, Traced] = {}  # arrays some view looks into, by id
+        self.views = Views(self)  # which arrays look into which (slices, transposes, ...)
         self.input_names: dict[Op, str] = {}  # each input's expression, for messages
         self.native: tuple | None = None  # (node, frame) of the call running natively
         self.context: tuple = ()  # the np.errstate, warnings and try blocks around us
+        self.generator: UnrolledGenerator | None = None  # whose body runs now, if any
+        self.generators: list[UnrolledGenerator] = []  # started while unrolling
         self.loc: Location | None = None
         self.user_code = True  # False while running adjoint templates
         self.depth = 0
@@ -395,9 +409,9 @@ class Unroller:
 
     def outside_value(self, value, name: str | None, path: tuple | None = None):
         """Objects are watched (their attribute reads become dependencies);
-        arrays become live constants on the tape. `path` is how an import
-        reaches the value (see `child_path`), where one does."""
-        if is_array(value):
+        arrays and random generators become live constants on the tape. `path`
+        is how an import reaches the value (see `child_path`), where one does."""
+        if is_array(value) or isinstance(value, primitives.GENERATORS):
             return self.lift(value, name, path)
         if not isinstance(value, (bool, int, float, complex, str, bytes, np.generic,
                                   type(None))):
@@ -444,7 +458,7 @@ class Unroller:
 
     # -- recording --------------------------------------------------------------
 
-    def record(self, fn, args: tuple, kwargs: dict, value) -> Traced:
+    def record(self, fn, args: tuple, kwargs: dict, value, note_views: bool = True) -> Traced:
         if isinstance(value, np.matrix):
             raise NoDiffRuleError(
                 f"{primitives.display_name(fn)} gives an np.matrix", self.loc,
@@ -473,32 +487,31 @@ class Unroller:
             if fn in primitives.INDEX_STORES and isinstance(op.args[0], Op):
                 self.values.supersede(op.args[0], op, values_of(args[1]))
         result = Traced(op, value, self)
-        self.note_views(result, args, kwargs)
+        if note_views:
+            self.views.note(result, fn, args, kwargs)
         return result
 
-    def note_views(self, result: Traced, args: tuple, kwargs: dict) -> None:
-        """Remember which arrays `result` looks into (a slice, a transpose, the
-        parts np.split gives, through keyword arguments too): writing through a
-        view, or into an array a view looks into, is refused. A view of a view
-        looks into the first array."""
-        produced = list(primitives.arrays_in(result.value))
-        if not produced:
-            return
-        for arg in traced_in((args, kwargs)):
-            if any(np.may_share_memory(out, array) for out in produced
-                   for array in primitives.arrays_in(arg.value)):
-                base = self.view_bases.get(id(arg), (None, arg))[1]
-                self.view_bases[id(result)] = (result, base)
-                self.viewed[id(base)] = base
+    def recompute(self, fn, args: tuple, kwargs: dict) -> Traced:
+        """The same primitive on the current values of its arguments: a view
+        made again after the array it looks into was written."""
+        value = self.run_primitive(fn, values_of(args), values_of(kwargs))
+        return self.record(fn, args, kwargs, value, note_views=False)
 
-    def mutate(self, target: Traced, new: Traced, node, frame) -> None:
+    def mutate(self, target: Traced, new: Traced, node, frame, written=None) -> None:
         """Apply an in-place change: every alias of `target` now holds `new`.
 
         The tape stays functional; Python aliasing is honoured by updating the
-        one `Traced` all names share. Arguments, views and viewed arrays are
-        refused, because the change would escape where the tape cannot follow.
-        """
+        one `Traced` all names share. A view is written through into the array
+        it looks into, and the views into a written array follow it (views.py).
+        Arguments and arrays from outside are refused: the change would escape
+        where the tape cannot follow. `written` is the old memory that changed
+        (None: all of it)."""
         where = self.location_of(node, frame)
+        if self.views.record_of(target) is not None:
+            new = self.cast_for(target, new, where)
+            root, changed = self.views.write_through(target, new, where)
+            self.mutate(root, changed, node, frame)
+            return
         if isinstance(target.op, Const):
             raise self.outside_write(node, frame)
         if isinstance(target.op, Input):
@@ -506,21 +519,25 @@ class Unroller:
                 "in-place change of an argument", where,
                 hint="The caller would see the change, which generated code does not "
                      "reproduce: copy first (`x = x.copy()`) or build a new array.")
-        if id(target) in self.view_bases or id(target) in self.viewed:
-            raise MutationError(
-                "in-place change of an array that shares memory with another (a view)", where,
-                hint="Copy it first (`y = y.copy()`), or build a new array with np.where.")
+        new = self.cast_for(target, new, where)
+        old = target.value
+        target.op, target.value = new.op, new.value
+        self.views.refresh(target, old if written is None else written)
+
+    def cast_for(self, target: Traced, new: Traced, where) -> Traced:
+        """`new` as a value `target` can hold in place: its shape, and its dtype
+        where NumPy's in-place rules allow the cast."""
         if np.shape(new.value) != np.shape(target.value):
             raise ValueError(f"cannot write a {np.shape(new.value)} result into an array of "
-                             f"shape {np.shape(target.value)} ({where.short})")
-        if np.result_type(new.value) != target.value.dtype:
-            if not np.can_cast(np.result_type(new.value), target.value.dtype, "same_kind"):
-                raise TypeError(  # as NumPy's in-place ufuncs do (`t = np.arange(5); t *= dt`)
-                    f"Cannot cast the result from dtype('{np.result_type(new.value)}') to "
-                    f"dtype('{target.value.dtype}') with casting rule 'same_kind' "
-                    f"({where.short if where else 'in place'})")
-            new = self.primitive(primitives.astype, (new, target.value.dtype), {})
-        target.op, target.value = new.op, new.value
+                             f"shape {np.shape(target.value)} ({where.short if where else ''})")
+        if np.result_type(new.value) == target.value.dtype:
+            return new
+        if not np.can_cast(np.result_type(new.value), target.value.dtype, "same_kind"):
+            raise TypeError(  # as NumPy's in-place ufuncs do (`t = np.arange(5); t *= dt`)
+                f"Cannot cast the result from dtype('{np.result_type(new.value)}') to "
+                f"dtype('{target.value.dtype}') with casting rule 'same_kind' "
+                f"({where.short if where else 'in place'})")
+        return self.primitive(primitives.astype, (new, target.value.dtype), {})
 
     def refs(self, structure):
         """Traced values -> their ops; static arrays -> Const ops."""
@@ -552,9 +569,7 @@ class Unroller:
                 hint="Generated code can call functions, not objects such as np.poly1d: "
                      "call the function it stands for (np.polyval(coefficients, x)).") from None
         if kwargs.get("out") is not None:
-            raise MutationError(f"{primitives.display_name(fn)} writes into an existing array "
-                                "(out=)", self.loc,
-                                hint="Use the result instead: `y = np.add(x, z)`.")
+            return self.into(fn, args, kwargs)
         if primitives.is_ufunc_at(fn):
             return self.ufunc_at(fn, args, kwargs)
         self.refuse_callbacks(fn, args, kwargs)
@@ -565,18 +580,23 @@ class Unroller:
                     hint="Pass a list (a list comprehension) instead.")
             args = (list(args[0]), *args[1:])
         draws = primitives.random_source(fn)
-        if draws is not None and getattr(fn, "__name__", "") == "shuffle":
+        if draws is primitives.draw:  # generator.method(...): the generator is the first argument
+            draws = values_of(args[0])
+        if draws is not None and (getattr(fn, "__name__", "") == "shuffle"
+                                  or (fn is primitives.draw and args[1] == "shuffle")):
             # it may leave a short list as it was, so no comparison can tell
+            name = f"{type(draws).__name__}.shuffle" if fn is primitives.draw \
+                else primitives.display_name(fn)
             raise MutationError(
-                f"{primitives.display_name(fn)} writes into its argument", self.loc,
+                f"{name} writes into its argument", self.loc,
                 hint="Generated code is functional: index with a permutation instead "
                      "(`items = [items[i] for i in np.random.permutation(len(items))]`).")
         if draws is not None:
             self.random_states.setdefault(id(draws), (draws, _random_state(draws)))
         elif not has_traced((args, kwargs)):
             value = self.run_primitive(fn, args, kwargs)
-            if is_array(value) and value.ndim > 0:
-                return self.record(fn, args, kwargs, value)
+            if (is_array(value) and value.ndim > 0) or isinstance(value, primitives.GENERATORS):
+                return self.record(fn, args, kwargs, value)  # how it is made: np.zeros(3)
             return value
         try:
             value = self.run_primitive(fn, values_of(args), values_of(kwargs))
@@ -605,6 +625,21 @@ class Unroller:
             self.concretize(result, np.shape, None, None, text=text)
         return result
 
+    def into(self, fn, args: tuple, kwargs: dict):
+        """`np.tanh(g, out=g)`: the result, written in place into a local
+        array (every alias sees it); an argument or an array from outside
+        is refused when written, as any in-place change."""
+        out = kwargs["out"]
+        target = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+        if not isinstance(target, Traced) or not isinstance(target.value, np.ndarray):
+            raise MutationError(f"{primitives.display_name(fn)} writes into an array the "
+                                "function did not make (out=)", self.loc,
+                                hint="Use the result instead: `y = np.add(x, z)`.")
+        result = self.primitive(fn, args, {k: v for k, v in kwargs.items() if k != "out"})
+        self.mutate(target, self.primitive(np.broadcast_to, (result, target.value.shape), {})
+                    if np.shape(result.value) != target.value.shape else result, None, None)
+        return target if not isinstance(out, tuple) else (target,)
+
     def refuse_callbacks(self, fn, args: tuple, kwargs: dict) -> None:
         """A primitive that would call a function of the user's (np.piecewise's
         functions, np.vectorize, np.apply_along_axis) runs it natively, where
@@ -616,6 +651,12 @@ class Unroller:
             if isinstance(callee, (UserFunction, ArrayMethod)) or (
                     isinstance(callee, types.FunctionType) and _user_kernel(callee)):
                 name = getattr(callee, "__name__", "a function")
+                reason = rules.refusal_for(fn)
+                if reason is not None and has_traced((args, kwargs)):  # odeint(f, y0, t)
+                    raise NoDiffRuleError(
+                        f"no gradient through {primitives.display_name(fn)}: {reason}",
+                        self.loc, hint=f"{primitives.display_name(fn)} would call {name}() "
+                                       "natively, where yota-src cannot follow it.")
                 raise UnsupportedSyntaxError(
                     f"{primitives.display_name(fn)} would call {name}() natively, where "
                     "yota-src cannot follow what it computes", self.loc,
@@ -832,6 +873,8 @@ class Unroller:
         handler = builtin_handler(fn)
         if handler is not None:
             return handler(self, args, kwargs, node, frame)
+        if distributions.is_distribution(fn):  # norm(mu, sigma): its methods take them
+            return distributions.freeze(fn, args, kwargs)
         if rules.is_primitive(fn) or primitives.is_random_draw(fn):
             return self.primitive(fn, args, kwargs)
         if not self.user_code and _user_kernel(fn):  # a user rule's kernel: called as it says
@@ -950,6 +993,8 @@ class Unroller:
                     bound.arguments[name] = value = self.lift(value, name)
                 self.name(value, name)
         local = Frame(source, dict(bound.arguments), parent, closure, globals_)
+        if _yields(source.node):  # a generator function: its body runs as it is consumed
+            return UnrolledGenerator(self, lambda: self.run_body(source, local))
         if self.depth >= MAX_DEPTH:
             raise UnsupportedSyntaxError(
                 f"calls nest deeper than {MAX_DEPTH} levels while unrolling",
@@ -968,6 +1013,27 @@ class Unroller:
             (self.loc, self.native), self.depth = saved, self.depth - 1
         return None
 
+    def run_body(self, source, frame) -> None:
+        """A generator function's body, in its generator's thread."""
+        self.depth += 1
+        try:
+            self.exec_block(source.node.body, frame)
+        except _Return:
+            pass
+
+    def swap_position(self, state):
+        """Where the interpreter is (line, call depth, running generator): given
+        back, and replaced by `state` unless it is None (generators.py)."""
+        position = (self.loc, self.native, self.depth, self.user_code, self.generator)
+        if state is not None:
+            self.loc, self.native, self.depth, self.user_code, self.generator = state
+        return position
+
+    def close_generators(self) -> None:
+        for generator in reversed(self.generators):
+            generator.close()
+        self.generators.clear()
+
     def construct(self, cls, args, kwargs, node, frame):
         """Instantiate a class: inline a Python `__init__`, else call it natively."""
         init = cls.__init__
@@ -983,6 +1049,8 @@ class Unroller:
         if has_traced((args, kwargs)) and cls.__module__.split(".")[0] in NUMERIC_PACKAGES \
                 and cls.__module__ != "builtins":  # np.float32(x) is a primitive; zip(...) is not
             return self.primitive(cls, args, kwargs)
+        if issubclass(cls, primitives.GENERATORS):  # np.random.RandomState(0): made by the code
+            return self.primitive(cls, args, kwargs)
         if not has_traced((args, kwargs)):
             return cls(*args, **kwargs)
         return self.native_call(cls, args, kwargs, node, frame)  # Counter(labels), deque(xs)
@@ -995,6 +1063,8 @@ class Unroller:
         if name == "transpose":
             axes = args[0] if len(args) == 1 else (tuple(args) or None)
             return self.primitive(np.transpose, (x,) if axes is None else (x, axes), kwargs)
+        if isinstance(x.value, primitives.GENERATORS):  # rng.normal(size=3): a draw from it
+            return self.primitive(primitives.draw, (x, name, *args), kwargs)
         if name == "astype":
             plain = values_of((args, kwargs))
             if isinstance(x.value, np.ndarray) and \
@@ -1036,6 +1106,11 @@ class Unroller:
         any object (a method, a class constant), since the class is outside."""
         if isinstance(obj, Traced):
             return self.traced_attribute(obj, name, node, frame)
+        frozen = distributions.mirror(obj)  # a global prior = norm(0, 1): prior.logpdf(x)
+        if frozen is not None and callable(getattr(obj, name, None)):
+            frozen.parameters = {key: self.lift(value, key) if is_array(value) else value
+                                 for key, value in frozen.parameters.items()}
+            return getattr(frozen, name)  # its arrays read live, named after their parameter
         if isinstance(obj, super) and self.user_code:  # super().forward: a class's attribute
             mro = obj.__self_class__.__mro__
             following = mro[mro.index(obj.__thisclass__) + 1:]
@@ -1261,11 +1336,18 @@ class Unroller:
         """`container[index] = value` as a functional index_update."""
         if not primitives.is_basic_index(index):
             if any(t.op.depends for t in traced_in(index)):
+                if _unique_whatever_the_data(index) or not has_traced(value) \
+                        and np.ndim(value) == 0:  # one value: which write is last cannot matter
+                    written = None
+                    new = self.primitive(primitives.index_update, (container, index, value), {})
+                    self.mutate(container, new, node, frame, written)
+                    return
                 raise MutationError(
-                    "assignment through indices computed from the data",
+                    "assignment of values through indices computed from the data",
                     self.location_of(node, frame),
-                    hint="Repeated indices would make the last write win; use "
-                         "np.where(mask, new, x), or build the array with np.add.at.")
+                    hint="The data may repeat an index, and then the last write would win: "
+                         "use a boolean mask (x[mask] = v), np.where(mask, new, x), or "
+                         "accumulate with np.add.at.")
             shape = np.shape(container.value)
             selected = np.arange(np.prod(shape, dtype=int)).reshape(shape)[values_of(index)]
             if np.unique(selected).size != selected.size:  # an element written twice
@@ -1273,8 +1355,9 @@ class Unroller:
                                     self.location_of(node, frame),
                                     hint="Only the last write would count; make the indices "
                                          "unique or accumulate with np.add.at.")
+        written = _region(container.value, values_of(index))  # the old memory written
         new = self.primitive(primitives.index_update, (container, index, value), {})
-        self.mutate(container, new, node, frame)
+        self.mutate(container, new, node, frame, written)
 
     @staticmethod
     def name(value, name: str) -> None:
@@ -1749,6 +1832,19 @@ class Unroller:
         loop(0)
         return out
 
+    def eval_Yield(self, node, frame):
+        if self.generator is None:
+            raise self.unsupported(node, frame, f"the expression `{_text(node)}`")
+        self.generator.give(None if node.value is None else self.eval(node.value, frame))
+        return None  # generator.send() is not something unrolled code does
+
+    def eval_YieldFrom(self, node, frame):
+        if self.generator is None:
+            raise self.unsupported(node, frame, f"the expression `{_text(node)}`")
+        for item in self.items(self.eval(node.value, frame), node.value, frame):
+            self.generator.give(item)
+        return None
+
     def eval_NamedExpr(self, node, frame):
         value = self.eval(node.value, frame)
         self.bind(node.target, value, frame)
@@ -1808,8 +1904,10 @@ class Unroller:
 
 
 _REWRITES = {
-    gast.Yield: "Generators cannot be unrolled: build and return a list instead.",
-    gast.YieldFrom: "Generators cannot be unrolled: build and return a list instead.",
+    gast.Yield: "`yield` outside a generator function called by the unrolled code (a "
+                "lambda?): build and return a list instead.",
+    gast.YieldFrom: "`yield from` outside a generator function called by the unrolled "
+                    "code: build and return a list instead.",
     gast.Match: "Write it as if/elif over the cases.",
     gast.Await: "Differentiate a plain (synchronous) function.",
     gast.ClassDef: "Define the class at module level.",
@@ -1875,10 +1973,43 @@ def _succeeds_on_values(fn, args, kwargs) -> bool:
     return True
 
 
+def _unique_whatever_the_data(index) -> bool:
+    """Does this index select each element at most once, whatever the traced
+    parts hold? A boolean mask does; so does a tuple with a static integer
+    array whose values are distinct along the selection (`[np.arange(n), y]`)."""
+    items = index if isinstance(index, tuple) else (index,)
+    if all(not isinstance(item, Traced) or np.result_type(item.value) == np.bool_
+           for item in items):
+        return True
+    arrays = [item for item in items if isinstance(item, (Traced, np.ndarray, list))]
+    try:
+        shape = np.broadcast_shapes(*(np.shape(values_of(item)) for item in arrays))
+    except ValueError:
+        return False
+    fixed = [np.asarray(values_of(item)) for item in arrays  # np.arange(n): not from the data
+             if not isinstance(item, Traced) or not item.op.depends]
+    return any(np.issubdtype(item.dtype, np.integer) and item.shape == shape
+               and np.unique(item).size == item.size for item in fixed)
+
+
+def _region(array: np.ndarray, index):
+    """The memory `array[index] = ...` writes, as a view (ints become one-wide
+    slices, so `x[0, 0]` is a region, not a copied number); None for indices
+    that select by value (arrays, masks)."""
+    if not primitives.is_basic_index(index):
+        return None
+    items = index if isinstance(index, tuple) else (index,)
+    as_slices = tuple(slice(i, i + 1 if i != -1 else None)
+                      if isinstance(i, (int, np.integer)) else i for i in items)
+    return array[as_slices]
+
+
 def _carried(value) -> bool:
-    """Values a tape holds: arrays, numbers, text and tuples or lists of them."""
+    """Values a tape holds: arrays, numbers, text, random generators, and
+    tuples or lists of them."""
     if is_array(value) or value is None or isinstance(
-            value, (np.generic, int, float, complex, str, bytes, np.dtype, slice)):
+            value, (np.generic, int, float, complex, str, bytes, np.dtype, slice,
+                    *primitives.GENERATORS)):
         return True
     if isinstance(value, (tuple, list)):
         return all(_carried(item) for item in value)

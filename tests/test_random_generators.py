@@ -1,0 +1,117 @@
+"""Random generators as objects (issue 8, item 3): a Generator or RandomState
+passed in, made in the function or read from a global is drawn from by the
+generated code, call by call, as by the function itself."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import yota_src as ys
+
+GLOBAL_RNG = np.random.default_rng(0)
+
+
+def reparameterised(mu, log_sigma, rng):
+    eps = rng.normal(size=mu.shape)
+    keep = rng.random(mu.shape) < 0.8  # a dropout mask
+    return np.sum((mu + np.exp(log_sigma) * eps) ** 2 * keep)
+
+
+def legacy_state(mu, log_sigma, rs):
+    return np.sum(mu * rs.randn(*mu.shape) + np.exp(log_sigma) * rs.uniform(size=mu.shape))
+
+
+def made_inside(mu, log_sigma):
+    rng = np.random.default_rng(42)
+    rs = np.random.RandomState(1)
+    return np.sum(mu * rng.standard_normal(mu.shape) + log_sigma * rs.randn(*mu.shape))
+
+
+def from_a_global(mu, log_sigma):
+    return np.sum(mu * GLOBAL_RNG.normal(size=mu.shape) + log_sigma)
+
+
+MU, LOG_SIGMA = np.array([0.5, -1.0, 2.0]), np.array([0.1, 0.2, -0.3])
+CASES = {
+    "Generator argument": (reparameterised, lambda: np.random.default_rng(3)),
+    "RandomState argument": (legacy_state, lambda: np.random.RandomState(3)),
+    "made inside": (made_inside, None),
+}
+
+
+@pytest.mark.parametrize("f, make", CASES.values(), ids=CASES.keys())
+def test_draws_match_one_call_of_f_and_gradients_match_with_the_same_noise(f, make):
+    args = (MU, LOG_SIGMA) + ((make(),) if make else ())
+    native = f(*(MU, LOG_SIGMA) + ((make(),) if make else ()))
+    value, g = ys.grad(f, *args)
+    assert value == pytest.approx(native)
+    df = ys.simplegrad(f, *args)
+
+    def fixed_noise(mu, log_sigma):  # the same draws at every evaluation
+        return f(mu, log_sigma, *((make(),) if make else ()))
+
+    got = df(MU, LOG_SIGMA, *((make(),) if make else ()))
+    expected = ys.grad(fixed_noise, MU, LOG_SIGMA)[1]
+    np.testing.assert_allclose(got[1], expected[0])
+    ys.check_grad(fixed_noise, MU, LOG_SIGMA)
+
+
+def test_each_call_draws_new_numbers_from_the_generator_passed():
+    rng = np.random.default_rng(5)
+    first = ys.grad(reparameterised, MU, LOG_SIGMA, rng)[0]
+    second = ys.grad(reparameterised, MU, LOG_SIGMA, rng)[0]
+    assert first != second
+    rng_native = np.random.default_rng(5)
+    assert [reparameterised(MU, LOG_SIGMA, rng_native) for _ in range(2)] == [first, second]
+
+
+def test_a_module_drawing_from_an_argument_is_saved_and_runs_alone(tmp_path):
+    path = tmp_path / "grad_reparameterised.py"
+    ys.simplegrad(reparameterised, MU, LOG_SIGMA, np.random.default_rng(3)).save(path)
+    script = (f"import sys; sys.path.insert(0, {str(tmp_path)!r})\n"
+              "import numpy as np\nfrom grad_reparameterised import grad_reparameterised\n"
+              "out = grad_reparameterised(np.array([0.5, -1.0, 2.0]), np.array([0.1, 0.2, -0.3]),"
+              " np.random.default_rng(3))\nprint(repr(float(out[0])))\n")
+    result = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert float(result.stdout) == pytest.approx(
+        reparameterised(MU, LOG_SIGMA, np.random.default_rng(3)))
+
+
+def test_a_global_generator_is_read_live_and_saving_names_it():
+    global GLOBAL_RNG
+    GLOBAL_RNG = np.random.default_rng(0)
+    native = from_a_global(MU, LOG_SIGMA)
+    GLOBAL_RNG = np.random.default_rng(0)
+    assert ys.grad(from_a_global, MU, LOG_SIGMA)[0] == pytest.approx(native)
+    with pytest.raises(ys.errors.UnsaveableError, match="random generator GLOBAL_RNG"):
+        ys.simplegrad(from_a_global, MU, LOG_SIGMA).save("never_written.py")
+
+
+def test_another_kind_of_generator_is_refused_by_the_guard():
+    df = ys.simplegrad(reparameterised, MU, LOG_SIGMA, np.random.default_rng(3))
+    with pytest.raises(ys.errors.SignatureMismatch, match="rng of type Generator"):
+        df(MU, LOG_SIGMA, np.random.RandomState(3))
+
+
+def test_check_grad_gives_every_evaluation_the_same_draws():
+    def f(p, rs):
+        return np.sum((p + rs.randn(3)) ** 2)
+
+    rs = np.random.RandomState(0)
+    ys.check_grad(f, np.array([0.5, 1.0, -1.0]), rs)
+    assert rs.randn() == np.random.RandomState(0).randn()  # left where it stood
+
+
+def test_a_dynamic_call_draws_from_the_generator_it_is_given():
+    def f(x, rs):
+        u = rs.rand()
+        return x * u if u < 0.5 else x * x * u
+
+    for epoch in range(4):
+        value, _ = ys.grad(f, 2.0, np.random.RandomState(epoch + 1), dynamic=True)
+        assert value == f(2.0, np.random.RandomState(epoch + 1))
