@@ -30,13 +30,8 @@ import yota_src as ys
 # root, object addresses as 0x…), for both parts ("grad", "saved") unless a part is named
 _FAILING_TODAY = {
     # NumPy primitives without a rule
-    "wave_sim": "NoDiffRuleError: tests/models/wave_sim.py:34: no gradient rule for np.diff",
-    "physics_informed": "NoDiffRuleError: tests/models/physics_informed.py:23: "
-                        "no gradient rule for np.trapezoid",
     "nuclear_norm": "NoDiffRuleError: tests/models/nuclear_norm.py:10: "
                     "no gradient rule for np.linalg.svd",
-    "conv1d_pad": "NoDiffRuleError: tests/models/conv1d_pad.py:13: "
-                  "no gradient rule for sliding_window_view",
     # in-place updates of fresh arrays refused (issue 8, item 4)
     "lstm_fused": "MutationError: tests/models/lstm_fused.py:22: "
                   "np.tanh writes into an existing array (out=)",
