@@ -83,15 +83,18 @@ def cumprod(dy, y, a, axis=None, dtype=None):
 
 @adjoint(np.linalg.norm)
 def norm(dy, y, x, ord=None, axis=None, keepdims=False):
-    """Vector norms of any order p, and the Frobenius norm of matrices; the
-    spectral and nuclear matrix norms are left out."""
+    """Vector norms of any order p; the Frobenius, spectral (2), smallest
+    singular value (-2) and nuclear norms of matrices."""
     matrix = (axis is None and np.ndim(x) == 2) or (isinstance(axis, tuple) and len(axis) == 2)
-    if matrix and ord not in (None, "fro"):
-        raise NotImplementedError(f"the gradient of the matrix norm ord={ord!r} is not provided")
+    if matrix and ord not in (None, "fro", 2, -2, "nuc"):
+        raise NotImplementedError(f"the gradient of the matrix norm ord={ord!r} is not provided; "
+                                  "ord=None, 'fro', 2, -2 and 'nuc' are")
     p = 2 if ord in (None, "fro") else ord
     g = expand(dy, x, axis, keepdims)
     n = expand(y, x, axis, keepdims)
-    if p == 0:  # the count of non-zero entries: piecewise constant
+    if matrix and ord in (2, -2, "nuc"):
+        dx = singular_value_norm_gradient(g, x, ord, axis)
+    elif p == 0:  # the count of non-zero entries: piecewise constant
         dx = zeros_like_input(x)
     elif p == 2:
         dx = g * x / n
@@ -102,6 +105,32 @@ def norm(dy, y, x, ord=None, axis=None, keepdims=False):
         dx = masked(g * np.sign(x) / np.sum(hit, axis=axis, keepdims=True), hit)
     else:
         dx = g * np.sign(x) * np.abs(x) ** (p - 1) / n ** (p - 1)
+
+
+def singular_value_norm_gradient(g, x, ord, axis):
+    """The nuclear norm, the sum of the singular values, moves with U Vt; the
+    largest (ord=2) or smallest (-2) singular value with its own u v^T. Not
+    differentiable, so refused, where that singular value repeats, or, for
+    -2 and 'nuc', is 0. `g` has the matrix axes kept (as size 1)."""
+    rows, cols = (0, 1) if axis is None else (axis[0] % np.ndim(x), axis[1] % np.ndim(x))
+    last = (rows, cols) == (np.ndim(x) - 2, np.ndim(x) - 1)
+    u, s, vt = np.linalg.svd(x if last else np.moveaxis(x, (rows, cols), (-2, -1)),
+                             full_matrices=False)
+    k = np.shape(s)[-1]
+    if ord == "nuc":
+        if np.any(s == 0):
+            raise NotImplementedError("the nuclear norm is not differentiable at a matrix with a "
+                                      "singular value 0 (below full rank)")
+        direction = u @ vt
+    else:
+        pick, beside = (0, 1) if ord == 2 else (k - 1, k - 2)
+        if (k > 1 and np.any(s[..., pick] == s[..., beside])) or (ord == -2 and np.any(s == 0)):
+            raise NotImplementedError(
+                f"the matrix norm ord={ord} is not differentiable where its singular value "
+                "repeats" + (" or is 0" if ord == -2 else ""))
+        direction = u[..., :, pick:pick + 1] @ vt[..., pick:pick + 1, :]
+    d = direction if last else np.moveaxis(direction, (-2, -1), (rows, cols))
+    return g * d
 
 
 @adjoint(np.average)

@@ -29,9 +29,6 @@ import yota_src as ys
 # model -> the first line of the error its checks raise today (paths relative to the
 # root, object addresses as 0x…), for both parts ("grad", "saved") unless a part is named
 _FAILING_TODAY = {
-    # NumPy primitives without a rule
-    "nuclear_norm": "NoDiffRuleError: tests/models/nuclear_norm.py:10: "
-                    "no gradient rule for np.linalg.svd",
     # in-place updates of fresh arrays refused (issue 8, item 4)
     "lstm_fused": "MutationError: tests/models/lstm_fused.py:22: "
                   "np.tanh writes into an existing array (out=)",

@@ -318,3 +318,15 @@ def test_atleast_nd_of_several_arrays_one_unused():
 
 def test_asfortranarray():
     check(lambda a: np.asfortranarray(a) * 2, uniform((2, 3)))
+
+
+# --- parts of real numbers ---------------------------------------------------------
+
+
+def test_real_part_and_conjugate_of_real_numbers_are_the_numbers():
+    check(lambda a: np.real(a) * 2 + a.real * np.conj(a) + a.conj(), uniform((3, 2)))
+    check(lambda x: np.real(x) * x, 0.3)
+
+
+def test_imaginary_part_of_real_numbers_is_zero():
+    check(lambda a: np.imag(a) + a.imag + a, uniform(3))
