@@ -273,6 +273,25 @@ def polyval(dy, y, p, x):
     dx = unbroadcast(dy * np.polyval(np.asarray(p)[:-1] * np.arange(n - 1, 0, -1), x), x)
 
 
+@adjoint(np.vander)
+def vander(dy, y, x, N=None, increasing=False):
+    """Column j is x ** p_j, p_j = N - 1 - j (or j if `increasing`): x_i gets
+    the sum of dy_ij p_j x_i ** (p_j - 1) over the columns with p_j >= 1, the
+    powers themselves a Vandermonde matrix one column narrower."""
+    columns = np.shape(y)[1]
+    if columns < 2:
+        dx = 0  # constant columns (or none)
+    else:
+        dx = pieces_of(cast(np.sum(vander_slopes(dy, x, columns, increasing), axis=1), x), x)
+
+
+def vander_slopes(dy, x, columns, increasing):
+    """dy_ij p_j x_i ** (p_j - 1) for the columns with p_j >= 1."""
+    if increasing:
+        return dy[:, 1:] * np.arange(1, columns) * np.vander(x, columns - 1, True)
+    return dy[:, :-1] * np.arange(columns - 1, 0, -1) * np.vander(x, columns - 1)
+
+
 # --- convolutions ------------------------------------------------------------------
 
 

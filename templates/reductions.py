@@ -3,9 +3,12 @@
 import numpy as np
 
 from yota_src.rules import adjoint
+from yota_src.traced import is_static
 
 from .helpers import (
     aligned_weights,
+    as_array,
+    axes_argument,
     cast,
     cumprod_gradient,
     expand,
@@ -131,6 +134,138 @@ def singular_value_norm_gradient(g, x, ord, axis):
         direction = u[..., :, pick:pick + 1] @ vt[..., pick:pick + 1, :]
     d = direction if last else np.moveaxis(direction, (-2, -1), (rows, cols))
     return g * d
+
+
+# --- order statistics: quantiles, percentiles, medians ----------------------------
+
+
+QUANTILE_METHODS = ("linear", "lower", "higher", "midpoint")
+
+
+@adjoint(np.quantile)
+def quantile(dy, y, a, q, axis=None, out=None, overwrite_input=False, method="linear",
+             keepdims=False, *, weights=None, interpolation=None):
+    """Between the sorted samples at ranks floor(q (n - 1)) and the next, by `method`."""
+    method = quantile_method(method, interpolation, weights)
+    da, dq = order_statistic_gradient(dy, a, q, 1, axis, method, skip_nan=False)
+
+
+@adjoint(np.nanquantile)
+def nanquantile(dy, y, a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                keepdims=False, *, weights=None, interpolation=None):
+    """np.quantile of the samples that are not NaN (NaNs sort last)."""
+    method = quantile_method(method, interpolation, weights)
+    da, dq = order_statistic_gradient(dy, a, q, 1, axis, method, skip_nan=True)
+
+
+@adjoint(np.percentile)
+def percentile(dy, y, a, q, axis=None, out=None, overwrite_input=False, method="linear",
+               keepdims=False, *, weights=None, interpolation=None):
+    """np.quantile of q / 100."""
+    method = quantile_method(method, interpolation, weights)
+    da, dq = order_statistic_gradient(dy, a, q, 100, axis, method, skip_nan=False)
+
+
+@adjoint(np.nanpercentile)
+def nanpercentile(dy, y, a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                  keepdims=False, *, weights=None, interpolation=None):
+    method = quantile_method(method, interpolation, weights)
+    da, dq = order_statistic_gradient(dy, a, q, 100, axis, method, skip_nan=True)
+
+
+@adjoint(np.median)
+def median(dy, y, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """np.quantile of 0.5."""
+    da = order_statistic_gradient(dy, a, 0.5, 1, axis, "linear", skip_nan=False)[0]
+
+
+@adjoint(np.nanmedian)
+def nanmedian(dy, y, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    da = order_statistic_gradient(dy, a, 0.5, 1, axis, "linear", skip_nan=True)[0]
+
+
+def quantile_method(method, interpolation, weights):
+    """The interpolation method, where the rule covers it. (overwrite_input=True
+    is refused before: it lets NumPy reorder its argument in place.)"""
+    method = method if interpolation is None else interpolation
+    if weights is not None or method not in QUANTILE_METHODS:
+        raise NotImplementedError(
+            "the gradient of quantiles covers method='linear', 'lower', 'higher' and "
+            "'midpoint', without weights")
+    return method
+
+
+def order_statistic_gradient(dy, a, q, scale, axis, method, skip_nan):
+    """(da, dq) for quantiles q / scale of a along `axis`. Each result mixes
+    two sorted samples: its gradient goes to the ranks it mixes, and back
+    through the sort. Ties in a are ranked as np.argsort ranks them (a tie is a
+    kink, as for np.sort). q moves the mix along the slope between the two
+    samples ('linear' only; the other methods are piecewise constant in q),
+    at a rank itself by the mean of the slopes on either side."""
+    q = as_array(q)
+    samples = samples_last(a, axis)
+    order = np.argsort(samples, axis=-1)
+    ranked = np.take_along_axis(samples, order, axis=-1)
+    n = np.shape(samples)[-1]
+    count = np.sum(~np.isnan(samples), axis=-1) if skip_nan else n
+    position = np.reshape(q, np.shape(q) + (1,) * (np.ndim(samples) - 1)) / scale * (count - 1)
+    below = np.floor(position)
+    above = np.ceil(position)
+    ranks = np.arange(n)
+    if method == "linear":
+        share = np.expand_dims(position - below, -1)
+        weights = (ranks == np.expand_dims(below, -1)) * (1 - share) \
+            + (ranks == np.expand_dims(below, -1) + 1) * share
+    elif method == "midpoint":
+        weights = (ranks == np.expand_dims(below, -1)) * 0.5 \
+            + (ranks == np.expand_dims(above, -1)) * 0.5
+    else:
+        weights = ranks == np.expand_dims(below if method == "lower" else above, -1)
+    g = np.reshape(dy, np.shape(q) + np.shape(samples)[:-1])
+    dranked = np.expand_dims(g, -1) * weights
+    if np.ndim(q):
+        dranked = np.sum(dranked, axis=tuple(range(np.ndim(q))))
+    da = samples_back(np.take_along_axis(dranked, np.argsort(order, axis=-1), axis=-1), a, axis)
+    if is_static(q) or method != "linear":
+        return da, 0
+    before = np.where(position == below, np.maximum(below - 1, 0), below)
+    after = np.minimum(below + 1, count - 1)
+    slope = (at_rank(ranked, after) - at_rank(ranked, before)) / np.maximum(after - before, 1)
+    dq = g * slope * (count - 1) / scale
+    rest = tuple(range(np.ndim(q), np.ndim(dq)))
+    return da, np.sum(dq, axis=axes_argument(rest)) if rest else dq
+
+
+def samples_last(a, axis):
+    """a with the reduced axes merged into one, last (axis=None: all of them)."""
+    if axis is None:
+        return np.ravel(a)
+    axes = tuple(i % np.ndim(a) for i in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    last = tuple(range(np.ndim(a) - len(axes), np.ndim(a)))
+    moved = a if axes == last else np.moveaxis(a, axes, last)
+    if len(axes) == 1:
+        return moved
+    return np.reshape(moved, np.shape(moved)[:np.ndim(a) - len(axes)] + (-1,))
+
+
+def samples_back(g, a, axis):
+    """The gradient of samples_last(a, axis), for a."""
+    if axis is None:
+        return np.reshape(g, np.shape(a))
+    axes = tuple(i % np.ndim(a) for i in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    last = tuple(range(np.ndim(a) - len(axes), np.ndim(a)))
+    moved_shape = tuple(n for i, n in enumerate(np.shape(a)) if i not in axes) + tuple(
+        np.shape(a)[i] for i in axes)
+    if len(axes) > 1:
+        g = np.reshape(g, moved_shape)
+    return g if axes == last else np.moveaxis(g, last, axes)
+
+
+def at_rank(ranked, rank):
+    """ranked[..., rank], for ranks with q's axes in front of ranked's own."""
+    lead = np.ndim(rank) - np.ndim(ranked) + 1
+    ranked = np.reshape(ranked, (1,) * lead + np.shape(ranked)) if lead else ranked
+    return np.take_along_axis(ranked, np.expand_dims(rank, -1).astype(int), axis=-1)[..., 0]
 
 
 @adjoint(np.average)

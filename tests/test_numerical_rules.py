@@ -179,6 +179,82 @@ def test_polyval_of_matrix_coefficients_is_refused():
         ys.grad(lambda p: np.sum(np.polyval(p, 0.5)), uniform((2, 3)))
 
 
+@pytest.mark.parametrize("increasing", [False, True])
+@pytest.mark.parametrize("columns", [None, 0, 1, 2, 5])
+def test_vander(columns, increasing):
+    check(lambda x: np.vander(x, columns, increasing), uniform(4))
+
+
+def test_vander_at_zero_has_no_zero_to_a_negative_power():
+    check(lambda x: np.vander(x, 4), np.array([0.0, 1.0, -0.5]))
+
+
+def test_vander_of_a_list():
+    check(lambda c: np.vander([c, 2.0, c * c], 3, increasing=True), 0.4)
+
+
+# --- quantiles, percentiles, medians -----------------------------------------------
+
+AXES = st.sampled_from([None, 0, -1, (0, 2), (2, 0)])
+
+
+@SETTINGS
+@given(axis=AXES, keepdims=st.booleans(),
+       method=st.sampled_from(["linear", "lower", "higher", "midpoint"]),
+       q=st.one_of(st.floats(0.0, 1.0), st.lists(st.floats(0.0, 1.0), min_size=1, max_size=3)))
+def test_quantile_of_samples(axis, keepdims, method, q):
+    check(lambda a: np.quantile(a, q, axis=axis, method=method, keepdims=keepdims),
+          uniform((3, 4, 5)))
+
+
+@SETTINGS
+@given(axis=AXES, keepdims=st.booleans(), q=st.floats(0.01, 0.99))
+def test_quantile_moves_with_q(axis, keepdims, q):
+    """q between ranks: the slope between them; at a rank, the mean of both sides."""
+    check(lambda a, q: np.quantile(a, q, axis=axis, keepdims=keepdims), uniform((3, 4, 5)), q)
+
+
+def test_quantile_of_an_array_of_q():
+    check(lambda a, q: np.quantile(a, q, axis=1), uniform((3, 4)), np.array([0.1, 0.5, 0.95]))
+
+
+def test_quantile_at_a_rank_takes_the_mean_of_both_slopes():
+    check(lambda a, q: np.quantile(a, q), uniform(5), 0.5)
+
+
+def test_percentile():
+    check(lambda a, q: np.percentile(a, q, axis=0), uniform((3, 4)), np.array([[10.0, 55.0]]))
+
+
+@pytest.mark.parametrize("axis, keepdims", [(None, False), (1, True), (-1, False), ((0, 1), False)],
+                         ids=str)
+def test_median(axis, keepdims):
+    check(lambda a: np.median(a, axis=axis, keepdims=keepdims), uniform((3, 4, 5)))
+
+
+def test_median_of_a_list():
+    check(lambda x: np.median([x, 2.0, x * x, 0.3]), 0.7)
+
+
+def with_nans():
+    a = uniform((3, 5))
+    a[0, 2] = np.nan
+    a[2, :4] = np.nan
+    return a
+
+
+def test_nan_quantiles_rank_the_numbers_only():
+    check(lambda a: np.nanmedian(a, axis=-1), with_nans())
+    check(lambda a, q: np.nanquantile(a, q, axis=-1), with_nans(), np.array([0.3, 0.8]))
+    check(lambda a: np.nanpercentile(a, 40, axis=1, keepdims=True), with_nans())
+
+
+@pytest.mark.parametrize("options", [{"method": "nearest"}, {"method": "hazen"}], ids=str)
+def test_other_quantile_methods_are_refused(options):
+    with pytest.raises(NoDiffRuleError, match="covers method='linear', 'lower', 'higher'"):
+        ys.grad(lambda a: np.quantile(a, 0.3, **options), uniform(5))
+
+
 # --- np.convolve and np.correlate --------------------------------------------------
 
 
