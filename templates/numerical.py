@@ -209,6 +209,7 @@ def trapezoid(dout, out, y, x=None, dx=1.0, axis=-1):
     """sum(d * (y[1:] + y[:-1]) / 2) along `axis`, d = diff(x) or dx: each
     sample gets half of the widths beside it; a width d_i gets the mean of
     its two samples, and coordinate i the difference of its two widths'.
+    Also np.trapz, in the NumPy versions that have it.
     (The parameter `dx` is the spacing; the gradient of `x` is also `dx`,
     assigned last, and the spacing's is `ddx`.)"""
     samples = as_array(y)
