@@ -3,4 +3,13 @@
 Importing this package registers every template with `yota_src.rules`.
 """
 
-from . import constructors, elementwise, linalg, nondiff, operators, reductions, shape  # noqa: F401
+from . import (  # noqa: F401
+    constructors,
+    elementwise,
+    linalg,
+    nondiff,
+    numerical,
+    operators,
+    reductions,
+    shape,
+)

@@ -111,24 +111,44 @@ def einsum_specs(subscripts, operands):
 def einsum_operand_gradient(dy, subscripts, operands, index):
     """einsum(out, others -> this operand's letters): the letters only this
     operand has, which the forward summed away, are spread back, and those it
-    had of size 1 where the others are longer (broadcast) are summed."""
+    had of size 1 where the others are longer (broadcast) are summed. A letter
+    repeated in the operand (a diagonal, "ii->i") is first taken once, and the
+    gradient then placed on that diagonal."""
     specs, output = einsum_specs(subscripts, operands)
     mine = specs[index]
-    if len(set(mine)) != len(mine):
-        raise NotImplementedError("einsum with a repeated index in one operand (a diagonal)")
+    unique = "".join(dict.fromkeys(mine))
+    sizes = dict(zip(mine, np.shape(operands[index])))
     others = [spec for i, spec in enumerate(specs) if i != index]
     seen = output + "".join(others)
-    kept = "".join(c for c in mine if c in seen)
+    kept = "".join(c for c in unique if c in seen)
     rest = [op for i, op in enumerate(operands) if i != index]
     g = np.einsum(",".join([output] + others) + "->" + kept, dy, *rest)
-    sizes = dict(zip(mine, np.shape(operands[index])))
     broadcast = tuple(i for i, c in enumerate(kept) if sizes[c] == 1 and np.shape(g)[i] != 1)
     if broadcast:
         g = np.sum(g, axis=broadcast[0] if len(broadcast) == 1 else broadcast, keepdims=True)
-    if kept != mine:
-        g = np.broadcast_to(np.reshape(g, tuple(sizes[c] if c in seen else 1 for c in mine)),
-                            np.shape(operands[index]))
+    if kept != unique:
+        g = np.broadcast_to(np.reshape(g, tuple(sizes[c] if c in seen else 1 for c in unique)),
+                            tuple(sizes[c] for c in unique))
+    if unique != mine:
+        g = on_diagonal(g, unique, mine, sizes, specs + [output])
     return cast(g, operands[index])
+
+
+def on_diagonal(g, unique, mine, sizes, used):
+    """g, indexed by `unique`, placed on the diagonal that `mine` (the same
+    letters, some repeated) reads: a repeated letter is spelled anew and tied
+    to its first by an identity matrix, einsum("ij,ik->ikj", g, eye)."""
+    fresh = iter(c for c in string.ascii_letters if not any(c in spec for spec in used))
+    target, ties = "", []
+    for c in mine:
+        if c in target:
+            new = next(fresh)
+            ties.append(c + new)
+            target = target + new
+        else:
+            target = target + c
+    eyes = [np.eye(sizes[tie[0]]) for tie in ties]
+    return np.einsum(",".join([unique] + ties) + "->" + target, g, *eyes)
 
 
 def kron_blocks(dy, a, b):

@@ -283,3 +283,23 @@ def nan_to_num(dy, y, x, copy=True, nan=0.0, posinf=None, neginf=None):
 @adjoint(float, primitives.item)
 def to_float(dy, y, x):
     dx = dy if np.ndim(x) == 0 else np.reshape(dy, np.shape(x))
+
+
+# --- parts of real numbers -----------------------------------------------------
+# Complex values on the gradient path are refused before any rule runs, so
+# these see real inputs: the real part is the number, the imaginary part 0.
+
+
+@adjoint(np.real)
+def real(dy, y, val):
+    dval = dy
+
+
+@adjoint(np.conjugate)
+def conjugate(dy, y, x):
+    dx = dy
+
+
+@adjoint(np.imag)
+def imag(dy, y, val):
+    dval = 0  # 0 for every real input

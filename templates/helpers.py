@@ -25,7 +25,11 @@ def normalize_axes(axis, ndim):
 
 def unbroadcast(g, x):
     """Sum the gradient `g` down to the shape of `x`, undoing broadcasting."""
-    shape = np.shape(x)
+    return cast(sum_to_shape(g, np.shape(x)), x)
+
+
+def sum_to_shape(g, shape):
+    """Sum `g` down to `shape`, undoing broadcasting to g's shape."""
     if np.shape(g) != shape:
         lead = np.ndim(g) - len(shape)
         if lead == np.ndim(g):
@@ -35,13 +39,15 @@ def unbroadcast(g, x):
         kept = tuple(i for i, n in enumerate(shape) if n == 1 and np.shape(g)[i] != 1)
         if kept:
             g = np.sum(g, axis=axes_argument(kept), keepdims=True)
-    return cast(g, x)
+    return g
 
 
 def cast(g, like):
     """`g` in the dtype of `like`, so float32 inputs get float32 gradients."""
+    if not isinstance(like, np.ndarray):
+        return g
     dtype = np.result_type(like)
-    if not isinstance(like, np.ndarray) or np.result_type(g) == dtype:
+    if np.result_type(g) == dtype:
         return g
     if isinstance(g, (np.ndarray, np.generic)):
         return g.astype(dtype)
@@ -110,6 +116,12 @@ def expand(g, a, axis, keepdims):
 def spread(g, a, axis, keepdims):
     """A reduction's gradient broadcast back over the whole of `a`."""
     return np.broadcast_to(expand(g, a, axis, keepdims), np.shape(a))
+
+
+def as_array(a):
+    """A list of values as one array (np.array records it, so a list holding
+    traced values can be indexed); an array, or a number, as itself."""
+    return np.asarray(a) if isinstance(a, (list, tuple)) else a
 
 
 def zeros_like_input(a):

@@ -18,7 +18,7 @@ from .contractions import (
     tensordot_left,
     tensordot_right,
 )
-from .helpers import product_of_others, unbroadcast
+from .helpers import cast, product_of_others, sum_to_shape, unbroadcast
 
 
 @adjoint(operator.matmul, np.matmul)
@@ -196,3 +196,178 @@ def pinv(dy, y, a):
     yt = swap_last(y)
     gt = swap_last(dy)
     da = -(yt @ dy @ yt) + (eye_m - a @ y) @ gt @ y @ yt + yt @ y @ gt @ (eye_n - y @ a)
+
+
+@adjoint(np.linalg.matrix_power)
+def matrix_power(dy, y, a, n):
+    """a^n is a product of n factors a; factor k (k = 0 .. n-1) gets
+    (a^k)^T dy (a^(n-1-k))^T. A negative power is that of the inverse,
+    whose gradient goes back through inv."""
+    if n == 0:
+        da = 0  # the identity, for every a
+    elif n > 0:
+        da = power_gradient(dy, a, n)
+    else:
+        base = np.linalg.inv(a)
+        da = -(swap_last(base) @ power_gradient(dy, base, -n) @ swap_last(base))
+
+
+def power_gradient(dy, a, n):
+    """The gradient of a^n (n >= 1) for a: the sum over the factors."""
+    transposed = [None, swap_last(a)]  # transposed[k] is (a^k)^T; (a^0)^T is left out
+    for _ in range(2, n):
+        transposed.append(transposed[-1] @ transposed[1])
+    total = dy if n == 1 else dy @ transposed[n - 1]
+    for k in range(1, n):
+        term = transposed[k] @ dy
+        total = total + (term if k == n - 1 else term @ transposed[n - 1 - k])
+    return total
+
+
+@adjoint(np.cross)
+def cross(dy, y, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """c = a x b. Since dc . (a x b) = a . (b x dc) = b . (dc x a), a gets
+    b x dc and b gets dc x a. A 2-vector is a 3-vector with z = 0 (the cross
+    product of two is that z alone), and its gradient drops z again."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a3, b3 = as_three_vectors(a, axisa), as_three_vectors(b, axisb)
+    if np.shape(a)[axisa] == 2 and np.shape(b)[axisb] == 2:
+        g = np.expand_dims(dy, -1) * np.array([0.0, 0.0, 1.0])
+    else:
+        g = dy if axisc % np.ndim(dy) == np.ndim(dy) - 1 else np.moveaxis(dy, axisc, -1)
+    da = vectors_back(np.cross(b3, g), a, axisa)
+    db = vectors_back(np.cross(g, a3), b, axisb)
+
+
+def as_three_vectors(a, axis):
+    """a's vectors along the last axis, a 2-vector given z = 0."""
+    if axis % np.ndim(a) != np.ndim(a) - 1:
+        a = np.moveaxis(a, axis, -1)
+    if np.shape(a)[-1] == 2:
+        a = np.pad(a, [(0, 0)] * (np.ndim(a) - 1) + [(0, 1)])
+    return a
+
+
+def vectors_back(g, a, axis):
+    """The gradient of 3-vectors along g's last axis, for `a`'s vectors along
+    `axis`: cut to a's length, summed where a was broadcast, moved back."""
+    length = np.shape(a)[axis]
+    if length == 2:
+        g = g[..., :2]
+    last = axis % np.ndim(a) == np.ndim(a) - 1
+    g = sum_to_shape(g, np.shape(a) if last else np.shape(np.moveaxis(a, axis, -1)))
+    return cast(g if last else np.moveaxis(g, -1, axis), a)
+
+
+@adjoint(np.linalg.svd)
+def svd(dy, y, a, full_matrices=True, compute_uv=True, hermitian=False):
+    """a = U diag(s) Vt with k = min(m, n) singular values. s alone moves
+    with U diag(ds) Vt. U and Vt move with the gaps between the squared
+    singular values, and, for a matrix that is not square, with 1 / s: both
+    must be distinct and non-zero (Townsend, "Differentiating the singular
+    value decomposition", 2016). hermitian=True reads the lower triangle."""
+    m, n = np.shape(a)[-2:]
+    if not compute_uv:
+        g = singular_value_gradient(dy, np.linalg.svd(a, full_matrices=False, hermitian=hermitian))
+    elif dy[0] is None and dy[2] is None:
+        g = singular_value_gradient(dy[1], y)
+    elif full_matrices and m != n:
+        raise NotImplementedError(
+            "the gradient of np.linalg.svd's U and Vt with full_matrices=True is not unique for "
+            "a matrix that is not square (the extra columns are any basis of a null space); "
+            "pass full_matrices=False")
+    else:
+        g = singular_vector_gradient(dy, y, m, n)
+    da = triangle_read(g, "L") if hermitian else g
+
+
+def singular_value_gradient(ds, factors):
+    """U diag(ds) Vt, from the factors (U, s, Vt): the first k columns of U
+    and rows of Vt where full_matrices made more."""
+    k = np.shape(ds)[-1]
+    u = factors[0] if np.shape(factors[0])[-1] == k else factors[0][..., :k]
+    vt = factors[2] if np.shape(factors[2])[-2] == k else factors[2][..., :k, :]
+    return (u * np.expand_dims(ds, -2)) @ vt
+
+
+def singular_vector_gradient(dy, factors, m, n):
+    """The gradient of a through the reduced factors (U, s, Vt) where U or Vt
+    is used. Transposing a swaps U and V, so each side is the same formula."""
+    u, s, vt = factors[0], factors[1], factors[2]
+    k = np.shape(s)[-1]
+    squares = s * s
+    gaps = np.expand_dims(squares, -2) - np.expand_dims(squares, -1)  # s_j^2 - s_i^2
+    off = np.eye(k) == 0
+    if np.any(off & (gaps == 0)) or (m != n and np.any(s == 0)):
+        raise NotImplementedError(
+            "the gradient of np.linalg.svd's U and Vt needs distinct singular values "
+            "(and non-zero ones for a matrix that is not square); where they repeat, the "
+            "singular vectors are not differentiable. Use only the singular values, or a "
+            "function of a that does not depend on the choice of singular vectors")
+    f = np.where(off, 1.0 / np.where(off, gaps, 1.0), 0.0)
+    g = 0 if dy[1] is None else singular_value_gradient(dy[1], factors)
+    if dy[0] is not None:
+        g = g + one_side_gradient(dy[0], u, vt, s, f, m > k)
+    if dy[2] is not None:
+        g = g + swap_last(one_side_gradient(swap_last(dy[2]), swap_last(vt), swap_last(u), s, f,
+                                            n > k))
+    return g
+
+
+def one_side_gradient(dq, q, pt, s, f, tall):
+    """The gradient of a = Q diag(s) P^T through Q alone: Q [F o (Q^T dQ -
+    dQ^T Q)] diag(s) P^T, F the inverse gaps between squared singular values,
+    plus, where Q has more rows than columns, what moves Q out of its own
+    span, (I - Q Q^T) dQ diag(1/s) P^T."""
+    qtdq = swap_last(q) @ dq
+    g = q @ ((f * (qtdq - swap_last(qtdq))) * np.expand_dims(s, -2))
+    if tall:
+        g = g + (dq - q @ qtdq) / np.expand_dims(s, -2)
+    return g @ pt
+
+
+@adjoint(np.linalg.eig)
+def eig(dy, y, a):
+    """a = V diag(w) V^-1 for a real matrix with real, distinct eigenvalues
+    (complex ones are refused where they reach the gradient, and repeated
+    ones here: there the eigenvectors, and for a defective matrix the
+    eigenvalues, are not differentiable). NumPy scales each eigenvector to
+    length 1, so its gradient loses the part along the vector:
+    da = V^-T (diag(dw) + F o (V^T dV - V^T V diag(V^T dV))) V^T,
+    F_ij = 1 / (w_j - w_i) off the diagonal."""
+    w, v = y[0], y[1]
+    require_real_distinct_eigenvalues(w)
+    n = np.shape(w)[-1]
+    inner = 0 if dy[0] is None else np.expand_dims(dy[0], -1) * np.eye(n)
+    if dy[1] is not None:
+        off = np.eye(n) == 0
+        gaps = np.expand_dims(w, -2) - np.expand_dims(w, -1)  # w_j - w_i
+        vtdv = swap_last(v) @ dy[1]
+        along = (swap_last(v) @ v) * np.expand_dims(np.diagonal(vtdv, 0, -2, -1), -2)
+        inner = inner + np.where(off, (vtdv - along) / np.where(off, gaps, 1.0), 0.0)
+    da = swap_last(np.linalg.inv(v)) @ inner @ swap_last(v)
+
+
+@adjoint(np.linalg.eigvals)
+def eigvals(dy, y, a):
+    """Eigenvalue i moves with the outer product of its left and right
+    eigenvectors: da = V^-T diag(dw) V^T (real, distinct eigenvalues)."""
+    require_real_distinct_eigenvalues(y)
+    v = np.linalg.eig(a)[1]
+    da = swap_last(np.linalg.inv(v)) @ (np.expand_dims(dy, -1) * np.eye(np.shape(y)[-1])) \
+        @ swap_last(v)
+
+
+def require_real_distinct_eigenvalues(w):
+    """Refuse eigenvalues that are complex or repeat; the check is kept in the
+    generated code, which refuses data where they are."""
+    n = np.shape(w)[-1]
+    if np.iscomplexobj(w) or np.any(np.iscomplex(w)):  # the second is checked when it runs
+        raise NotImplementedError("the gradient of np.linalg.eig covers real eigenvalues; "
+                                  "this matrix has complex ones")
+    if np.any((np.expand_dims(w, -2) == np.expand_dims(w, -1)) & (np.eye(n) == 0)):
+        raise NotImplementedError(
+            "the gradient of np.linalg.eig needs distinct eigenvalues: where two are equal, "
+            "the eigenvectors (and, for a matrix without a full set of them, the eigenvalues) "
+            "are not differentiable")

@@ -49,6 +49,7 @@ PIECEWISE_CONSTANT_ARGUMENTS = {
     np.nextafter: ("x2",),  # x2 decides the direction of one ulp
     np.bincount: ("x", "minlength"),  # the bins; weights are summed
     np.extract: ("condition",),  # the mask; arr's selected values pass through
+    np.compress: ("condition",),  # the mask; a's selected values pass through
 }
 for function, arguments in PIECEWISE_CONSTANT_ARGUMENTS.items():
     nodiff(function, *arguments)

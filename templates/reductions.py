@@ -3,9 +3,12 @@
 import numpy as np
 
 from yota_src.rules import adjoint
+from yota_src.traced import is_static
 
 from .helpers import (
     aligned_weights,
+    as_array,
+    axes_argument,
     cast,
     cumprod_gradient,
     expand,
@@ -83,15 +86,18 @@ def cumprod(dy, y, a, axis=None, dtype=None):
 
 @adjoint(np.linalg.norm)
 def norm(dy, y, x, ord=None, axis=None, keepdims=False):
-    """Vector norms of any order p, and the Frobenius norm of matrices; the
-    spectral and nuclear matrix norms are left out."""
+    """Vector norms of any order p; the Frobenius, spectral (2), smallest
+    singular value (-2) and nuclear norms of matrices."""
     matrix = (axis is None and np.ndim(x) == 2) or (isinstance(axis, tuple) and len(axis) == 2)
-    if matrix and ord not in (None, "fro"):
-        raise NotImplementedError(f"the gradient of the matrix norm ord={ord!r} is not provided")
+    if matrix and ord not in (None, "fro", 2, -2, "nuc"):
+        raise NotImplementedError(f"the gradient of the matrix norm ord={ord!r} is not provided; "
+                                  "ord=None, 'fro', 2, -2 and 'nuc' are")
     p = 2 if ord in (None, "fro") else ord
     g = expand(dy, x, axis, keepdims)
     n = expand(y, x, axis, keepdims)
-    if p == 0:  # the count of non-zero entries: piecewise constant
+    if matrix and ord in (2, -2, "nuc"):
+        dx = singular_value_norm_gradient(g, x, ord, axis)
+    elif p == 0:  # the count of non-zero entries: piecewise constant
         dx = zeros_like_input(x)
     elif p == 2:
         dx = g * x / n
@@ -102,6 +108,164 @@ def norm(dy, y, x, ord=None, axis=None, keepdims=False):
         dx = masked(g * np.sign(x) / np.sum(hit, axis=axis, keepdims=True), hit)
     else:
         dx = g * np.sign(x) * np.abs(x) ** (p - 1) / n ** (p - 1)
+
+
+def singular_value_norm_gradient(g, x, ord, axis):
+    """The nuclear norm, the sum of the singular values, moves with U Vt; the
+    largest (ord=2) or smallest (-2) singular value with its own u v^T. Not
+    differentiable, so refused, where that singular value repeats, or, for
+    -2 and 'nuc', is 0. `g` has the matrix axes kept (as size 1)."""
+    rows, cols = (0, 1) if axis is None else (axis[0] % np.ndim(x), axis[1] % np.ndim(x))
+    last = (rows, cols) == (np.ndim(x) - 2, np.ndim(x) - 1)
+    u, s, vt = np.linalg.svd(x if last else np.moveaxis(x, (rows, cols), (-2, -1)),
+                             full_matrices=False)
+    k = np.shape(s)[-1]
+    if ord == "nuc":
+        if np.any(s == 0):
+            raise NotImplementedError("the nuclear norm is not differentiable at a matrix with a "
+                                      "singular value 0 (below full rank)")
+        direction = u @ vt
+    else:
+        pick, beside = (0, 1) if ord == 2 else (k - 1, k - 2)
+        if (k > 1 and np.any(s[..., pick] == s[..., beside])) or (ord == -2 and np.any(s == 0)):
+            raise NotImplementedError(
+                f"the matrix norm ord={ord} is not differentiable where its singular value "
+                "repeats" + (" or is 0" if ord == -2 else ""))
+        direction = u[..., :, pick:pick + 1] @ vt[..., pick:pick + 1, :]
+    d = direction if last else np.moveaxis(direction, (-2, -1), (rows, cols))
+    return g * d
+
+
+# --- order statistics: quantiles, percentiles, medians ----------------------------
+
+
+QUANTILE_METHODS = ("linear", "lower", "higher", "midpoint")
+
+
+@adjoint(np.quantile)
+def quantile(dy, y, a, q, axis=None, out=None, overwrite_input=False, method="linear",
+             keepdims=False, *, weights=None, interpolation=None):
+    """Between the sorted samples at ranks floor(q (n - 1)) and the next, by `method`."""
+    method = quantile_method(method, interpolation, weights)
+    da, dq = order_statistic_gradient(dy, a, q, 1, axis, method, skip_nan=False)
+
+
+@adjoint(np.nanquantile)
+def nanquantile(dy, y, a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                keepdims=False, *, weights=None, interpolation=None):
+    """np.quantile of the samples that are not NaN (NaNs sort last)."""
+    method = quantile_method(method, interpolation, weights)
+    da, dq = order_statistic_gradient(dy, a, q, 1, axis, method, skip_nan=True)
+
+
+@adjoint(np.percentile)
+def percentile(dy, y, a, q, axis=None, out=None, overwrite_input=False, method="linear",
+               keepdims=False, *, weights=None, interpolation=None):
+    """np.quantile of q / 100."""
+    method = quantile_method(method, interpolation, weights)
+    da, dq = order_statistic_gradient(dy, a, q, 100, axis, method, skip_nan=False)
+
+
+@adjoint(np.nanpercentile)
+def nanpercentile(dy, y, a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                  keepdims=False, *, weights=None, interpolation=None):
+    method = quantile_method(method, interpolation, weights)
+    da, dq = order_statistic_gradient(dy, a, q, 100, axis, method, skip_nan=True)
+
+
+@adjoint(np.median)
+def median(dy, y, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """np.quantile of 0.5."""
+    da = order_statistic_gradient(dy, a, 0.5, 1, axis, "linear", skip_nan=False)[0]
+
+
+@adjoint(np.nanmedian)
+def nanmedian(dy, y, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    da = order_statistic_gradient(dy, a, 0.5, 1, axis, "linear", skip_nan=True)[0]
+
+
+def quantile_method(method, interpolation, weights):
+    """The interpolation method, where the rule covers it. (overwrite_input=True
+    is refused before: it lets NumPy reorder its argument in place.)"""
+    method = method if interpolation is None else interpolation
+    if weights is not None or method not in QUANTILE_METHODS:
+        raise NotImplementedError(
+            "the gradient of quantiles covers method='linear', 'lower', 'higher' and "
+            "'midpoint', without weights")
+    return method
+
+
+def order_statistic_gradient(dy, a, q, scale, axis, method, skip_nan):
+    """(da, dq) for quantiles q / scale of a along `axis`. Each result mixes
+    two sorted samples: its gradient goes to the ranks it mixes, and back
+    through the sort. Ties in a are ranked as np.argsort ranks them (a tie is a
+    kink, as for np.sort). q moves the mix along the slope between the two
+    samples ('linear' only; the other methods are piecewise constant in q),
+    at a rank itself by the mean of the slopes on either side."""
+    q = as_array(q)
+    samples = samples_last(a, axis)
+    order = np.argsort(samples, axis=-1)
+    ranked = np.take_along_axis(samples, order, axis=-1)
+    n = np.shape(samples)[-1]
+    count = np.sum(~np.isnan(samples), axis=-1) if skip_nan else n
+    position = np.reshape(q, np.shape(q) + (1,) * (np.ndim(samples) - 1)) / scale * (count - 1)
+    below = np.floor(position)
+    above = np.ceil(position)
+    ranks = np.arange(n)
+    if method == "linear":
+        share = np.expand_dims(position - below, -1)
+        weights = (ranks == np.expand_dims(below, -1)) * (1 - share) \
+            + (ranks == np.expand_dims(below, -1) + 1) * share
+    elif method == "midpoint":
+        weights = (ranks == np.expand_dims(below, -1)) * 0.5 \
+            + (ranks == np.expand_dims(above, -1)) * 0.5
+    else:
+        weights = ranks == np.expand_dims(below if method == "lower" else above, -1)
+    g = np.reshape(dy, np.shape(q) + np.shape(samples)[:-1])
+    dranked = np.expand_dims(g, -1) * weights
+    if np.ndim(q):
+        dranked = np.sum(dranked, axis=tuple(range(np.ndim(q))))
+    da = samples_back(np.take_along_axis(dranked, np.argsort(order, axis=-1), axis=-1), a, axis)
+    if is_static(q) or method != "linear":
+        return da, 0
+    before = np.where(position == below, np.maximum(below - 1, 0), below)
+    after = np.minimum(below + 1, count - 1)
+    slope = (at_rank(ranked, after) - at_rank(ranked, before)) / np.maximum(after - before, 1)
+    dq = g * slope * (count - 1) / scale
+    rest = tuple(range(np.ndim(q), np.ndim(dq)))
+    return da, np.sum(dq, axis=axes_argument(rest)) if rest else dq
+
+
+def samples_last(a, axis):
+    """a with the reduced axes merged into one, last (axis=None: all of them)."""
+    if axis is None:
+        return np.ravel(a)
+    axes = tuple(i % np.ndim(a) for i in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    last = tuple(range(np.ndim(a) - len(axes), np.ndim(a)))
+    moved = a if axes == last else np.moveaxis(a, axes, last)
+    if len(axes) == 1:
+        return moved
+    return np.reshape(moved, np.shape(moved)[:np.ndim(a) - len(axes)] + (-1,))
+
+
+def samples_back(g, a, axis):
+    """The gradient of samples_last(a, axis), for a."""
+    if axis is None:
+        return np.reshape(g, np.shape(a))
+    axes = tuple(i % np.ndim(a) for i in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    last = tuple(range(np.ndim(a) - len(axes), np.ndim(a)))
+    moved_shape = tuple(n for i, n in enumerate(np.shape(a)) if i not in axes) + tuple(
+        np.shape(a)[i] for i in axes)
+    if len(axes) > 1:
+        g = np.reshape(g, moved_shape)
+    return g if axes == last else np.moveaxis(g, last, axes)
+
+
+def at_rank(ranked, rank):
+    """ranked[..., rank], for ranks with q's axes in front of ranked's own."""
+    lead = np.ndim(rank) - np.ndim(ranked) + 1
+    ranked = np.reshape(ranked, (1,) * lead + np.shape(ranked)) if lead else ranked
+    return np.take_along_axis(ranked, np.expand_dims(rank, -1).astype(int), axis=-1)[..., 0]
 
 
 @adjoint(np.average)

@@ -1,8 +1,10 @@
 """Reshaping, transposing and indexing."""
 
+import itertools
 import operator
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from yota_src import primitives
 from yota_src.rules import adjoint
@@ -17,6 +19,7 @@ from .helpers import (
     reshape_back,
     selects_everything,
     split_back,
+    sum_to_shape,
     unbroadcast,
     untile,
     zeros_like_input,
@@ -95,8 +98,12 @@ def moveaxis(dy, y, a, source, destination):
 
 
 @adjoint(np.atleast_1d, np.atleast_2d, np.atleast_3d)
-def atleast(dy, y, a):
-    da = np.reshape(dy, np.shape(a))
+def atleast(dy, y, *arys):
+    """Each array reshaped; several arrays give a tuple, each its gradient back."""
+    if len(arys) == 1:
+        darys = [np.reshape(dy, np.shape(arys[0]))]
+    else:
+        darys = [None if g is None else np.reshape(g, np.shape(a)) for g, a in zip(dy, arys)]
 
 
 @adjoint(np.broadcast_to)
@@ -104,7 +111,7 @@ def broadcast_to(dy, y, array, shape):
     darray = unbroadcast(dy, array)
 
 
-@adjoint(np.copy, np.asarray, np.array, np.ascontiguousarray)
+@adjoint(np.copy, np.asarray, np.array, np.ascontiguousarray, np.asfortranarray)
 def copy(dy, y, a, dtype=None):
     """Also `np.array([a, b])` of traced values: each gets its slice back."""
     da = pieces_of(dy, a)
@@ -144,8 +151,29 @@ def column_stack(dy, y, tup):
 @adjoint(np.split, np.array_split)
 def split(dy, y, ary, indices_or_sections, axis=0):
     """The pieces' gradients joined back; an unused piece contributes zeros."""
-    dary = np.concatenate([g if g is not None else np.zeros(np.shape(piece), np.result_type(piece))
-                           for g, piece in zip(dy, y)], axis=axis)
+    dary = join_pieces(dy, y, axis)
+
+
+@adjoint(np.hsplit)
+def hsplit(dy, y, ary, indices_or_sections):
+    """np.split along the columns (the only axis of a vector)."""
+    dary = join_pieces(dy, y, 1 if np.ndim(ary) > 1 else 0)
+
+
+@adjoint(np.vsplit)
+def vsplit(dy, y, ary, indices_or_sections):
+    dary = join_pieces(dy, y, 0)
+
+
+@adjoint(np.dsplit)
+def dsplit(dy, y, ary, indices_or_sections):
+    dary = join_pieces(dy, y, 2)
+
+
+def join_pieces(dy, pieces, axis):
+    """The gradients of split pieces joined along `axis`; zeros for unused ones."""
+    return np.concatenate([g if g is not None else zeros_like_input(piece)
+                           for g, piece in zip(dy, pieces)], axis=axis)
 
 
 @adjoint(np.tile)
@@ -190,13 +218,149 @@ def roll(dy, y, a, shift, axis=None):
 
 
 @adjoint(np.pad)
-def pad(dy, y, array, pad_width, mode="constant", constant_values=0):
-    """Constant padding: the gradient is the middle again."""
-    if mode != "constant":
-        raise NotImplementedError(f"the gradient of np.pad(mode={mode!r}) is not provided")
-    widths = np.broadcast_to(np.asarray(pad_width), (np.ndim(array), 2)).tolist()
-    darray = dy[tuple(slice(before, n + before) for (before, _), n in
-                      zip(widths, np.shape(array)))]
+def pad(dy, y, array, pad_width, mode="constant", constant_values=0, reflect_type="even",
+        **kw):
+    """Constant padding: the gradient is the middle again, and each constant
+    gets the sum over the region it fills. 'edge', 'reflect', 'symmetric' and
+    'wrap' fill with copies of the array's samples, axis by axis: the copies'
+    gradients are added back onto the samples they copy."""
+    widths = pad_pairs(pad_width, np.ndim(array))
+    if mode == "constant":
+        darray = dy[tuple(slice(before, before + n) for (before, _), n in
+                          zip(widths, np.shape(array)))]
+    elif mode in ("edge", "reflect", "symmetric", "wrap") and reflect_type == "even":
+        darray = dy
+        for axis, ((before, after), n) in enumerate(zip(widths, np.shape(array))):
+            darray = fold_copies(darray, axis, n, before, after, mode)
+    else:
+        raise NotImplementedError(
+            f"the gradient of np.pad(mode={mode!r}"
+            + (f", reflect_type={reflect_type!r}" if reflect_type != "even" else "")
+            + ") is not provided; modes 'constant', 'edge', 'reflect', 'symmetric' and 'wrap' "
+            "(with reflect_type='even') are")
+    dconstant_values = constant_values_back(dy, array, widths, constant_values)
+
+
+def pad_pairs(pad_width, ndim):
+    """np.pad's widths as (before, after) for each axis, as NumPy reads them:
+    one number for all, one pair for every axis, or a pair per axis."""
+    size = np.size(pad_width)
+    if size == 1:
+        width = int(np.ravel(pad_width)[0])
+        return [(width, width)] * ndim
+    if size == 2 and np.shape(pad_width) != (2, 2):
+        before, after = (int(w) for w in np.ravel(pad_width))
+        return [(before, after)] * ndim
+    return [(int(before), int(after)) for before, after in
+            np.broadcast_to(np.asarray(pad_width), (ndim, 2)).tolist()]
+
+
+def padding_sources(n, before, after, mode):
+    """For each position along a padded axis, the sample of the n it copies."""
+    sources = []
+    for position in range(-before, n + after):
+        if mode == "edge":
+            source = min(max(position, 0), n - 1)
+        elif mode == "wrap":
+            source = position % n
+        elif mode == "reflect":  # mirrored about the end samples: period 2n - 2
+            source = 0 if n == 1 else position % (2 * n - 2)
+            source = 2 * n - 2 - source if source >= n else source
+        else:  # symmetric: mirrored about the ends, which repeat: period 2n
+            source = position % (2 * n)
+            source = 2 * n - 1 - source if source >= n else source
+        sources.append(source)
+    return sources
+
+
+def copy_runs(sources, offset):
+    """The positions `sources` covers, from `offset` on, as runs copying
+    consecutive samples forwards (step 1), backwards (-1) or one sample over
+    and over (0): (first position, end position, first sample, step)."""
+    runs, start = [], 0
+    while start < len(sources):
+        end = start + 1
+        step = sources[end] - sources[start] if end < len(sources) else 1
+        step = step if step in (-1, 0, 1) else 1
+        while end < len(sources) and sources[end] - sources[end - 1] == step:
+            end = end + 1
+        runs.append((offset + start, offset + end, sources[start], step))
+        start = end
+    return runs
+
+
+def fold_copies(g, axis, n, before, after, mode):
+    """The gradient of one padded axis, folded back onto its n samples."""
+    if not before and not after:
+        return g
+    sources = padding_sources(n, before, after, mode)
+    folded = g[along(axis, slice(before, before + n))]
+    for start, end, first, step in (copy_runs(sources[:before], 0)
+                                    + copy_runs(sources[before + n:], before + n)):
+        part = g[along(axis, slice(start, end))]
+        if step == 0:
+            target, part = slice(first, first + 1), np.sum(part, axis=axis, keepdims=True)
+        elif step == 1:
+            target = slice(first, first + end - start)
+        else:
+            last = first - (end - start)
+            target = slice(first, last if last >= 0 else None, -1)
+        folded = primitives.index_add(folded, along(axis, target), part)
+    return folded
+
+
+def constant_values_back(dy, array, widths, constant_values):
+    """The gradient of np.pad's constant values: each fills its side of its
+    axis, over the axes before it padded and the axes after it not yet (so a
+    corner belongs to the last axis), and gets that region's sum."""
+    middle = [slice(before, before + n) for (before, _), n in zip(widths, np.shape(array))]
+    sums = []
+    for axis, (before, after) in enumerate(widths):
+        end = np.shape(dy)[axis]
+        sums.append([np.sum(dy[tuple([slice(None)] * axis + [side] + middle[axis + 1:])])
+                     for side in (slice(0, before), slice(end - after, end))])
+    size = np.size(constant_values)
+    if size == 1:
+        g = sum(side for pair in sums for side in pair)
+        g = g if np.ndim(constant_values) == 0 else np.reshape(g, np.shape(constant_values))
+    elif size == 2 and np.shape(constant_values) != (2, 2):
+        g = np.reshape(np.array([sum(pair[0] for pair in sums), sum(pair[1] for pair in sums)]),
+                       np.shape(constant_values))
+    else:
+        g = sum_to_shape(np.array(sums), np.shape(constant_values))
+    return pieces_of(g, constant_values)
+
+
+@adjoint(sliding_window_view)
+def sliding_window(dy, y, x, window_shape, axis=None, *, subok=False, writeable=False):
+    """Element k of window i is sample i + k: each offset's slice of the
+    gradient is added back onto the samples it shows."""
+    windows = (window_shape,) if np.ndim(window_shape) == 0 else tuple(window_shape)
+    if axis is None:
+        axes = tuple(range(np.ndim(x)))
+    else:
+        axes = tuple(a % np.ndim(x) for a in (axis if isinstance(axis, (tuple, list))
+                                               else (axis,)))
+    counts = np.shape(y)[:np.ndim(x)]
+    dx = zeros_like_input(x)
+    for offsets in itertools.product(*(range(w) for w in windows)):
+        shift = [0] * np.ndim(x)
+        for a, offset in zip(axes, offsets):
+            shift[a] = shift[a] + offset
+        target = tuple(slice(None) if count == n else slice(s, s + count)
+                       for s, count, n in zip(shift, counts, np.shape(x)))
+        dx = primitives.index_add(dx, target, dy[(Ellipsis,) + offsets])
+
+
+@adjoint(np.compress)
+def compress(dy, y, condition, a, axis=None, out=None):
+    """The entries where `condition` holds (piecewise constant), scattered back."""
+    positions = np.flatnonzero(condition)
+    if axis is None:
+        da = np.reshape(primitives.index_add(np.zeros(np.size(a), np.result_type(a)),
+                                             positions, dy), np.shape(a))
+    else:
+        da = primitives.index_add(zeros_like_input(a), along(axis % np.ndim(a), positions), dy)
 
 
 @adjoint(np.triu)

@@ -29,14 +29,6 @@ import yota_src as ys
 # model -> the first line of the error its checks raise today (paths relative to the
 # root, object addresses as 0x…), for both parts ("grad", "saved") unless a part is named
 _FAILING_TODAY = {
-    # NumPy primitives without a rule
-    "wave_sim": "NoDiffRuleError: tests/models/wave_sim.py:34: no gradient rule for np.diff",
-    "physics_informed": "NoDiffRuleError: tests/models/physics_informed.py:23: "
-                        "no gradient rule for np.trapezoid",
-    "nuclear_norm": "NoDiffRuleError: tests/models/nuclear_norm.py:10: "
-                    "no gradient rule for np.linalg.svd",
-    "conv1d_pad": "NoDiffRuleError: tests/models/conv1d_pad.py:13: "
-                  "no gradient rule for sliding_window_view",
     # values written through indices from an integer argument, which may repeat
     "spectral_eigh": "MutationError: tests/models/spectral_eigh.py:11: "
                      "assignment of values through indices computed from the data",

@@ -279,8 +279,8 @@ def test_norms(ord, axis):
 
 
 def test_matrix_norm_of_unsupported_order_says_so():
-    with pytest.raises(ys.errors.NoDiffRuleError, match="ord=2"):
-        ys.grad(apply, np.linalg.norm, {"ord": 2}, 1.0, uniform((3, 3)))
+    with pytest.raises(ys.errors.NoDiffRuleError, match="ord=1"):
+        ys.grad(apply, np.linalg.norm, {"ord": 1}, 1.0, uniform((3, 3)))
 
 
 def test_average():

@@ -14,6 +14,8 @@ import pathlib
 import sys
 import textwrap
 
+import numpy as np
+
 from yota_src import rules
 from yota_src.primitives import OPERATOR_SYMBOLS, display_name
 
@@ -52,12 +54,19 @@ def import_optional_libraries() -> None:
             pass
 
 
+# NumPy names only some supported versions have, each an alias of a name all
+# have: left out, so that the file is the same whichever NumPy writes it.
+VERSION_ALIASES = {np.trapezoid: ("trapz",)} if hasattr(np, "trapezoid") else {}
+
+
 def builtin_rules() -> tuple[dict, set]:
     """yota-src's own rules, without any a user registered in this process."""
     import_optional_libraries()
     templates, nondifferentiable = rules.registered()
+    aliases = {getattr(np, name, None) for names in VERSION_ALIASES.values() for name in names}
     return ({fn: t for fn, t in templates.items()
-             if (t.__module__ or "").startswith("yota_src.templates")}, nondifferentiable)
+             if (t.__module__ or "").startswith("yota_src.templates") and fn not in aliases},
+            nondifferentiable)
 
 
 def render() -> str:

@@ -238,7 +238,7 @@ OPERATOR_SYMBOLS = {
 }
 
 _MODULES = (("np", np), ("np.linalg", np.linalg), ("np.fft", np.fft), ("np.random", np.random),
-            ("math", math))
+            ("np.lib.stride_tricks", np.lib.stride_tricks), ("math", math))
 
 # SciPy's modules with rules, named where the user's code has imported them
 # (yota-src itself never imports SciPy). Generated code imports each one it

@@ -57,9 +57,10 @@ OPAQUE_PACKAGES = {"numpy", "cupy", "scipy", "math", "builtins", "operator", "fu
                    "itertools", "jax", "torch", "logging", "warnings"}
 KNOWN_CONTEXTS = (np.errstate, contextlib.nullcontext, warnings.catch_warnings)
 # Primitives whose result's shape depends on the values, not just the shapes.
-DATA_SHAPED = {np.unique, np.nonzero, np.flatnonzero, np.argwhere, np.extract, np.bincount,
-               np.arange, np.setdiff1d, np.intersect1d, np.union1d, np.setxor1d, np.trim_zeros,
-               np.histogram, np.histogram_bin_edges, *(getattr(np, name) for name in (
+DATA_SHAPED = {np.unique, np.nonzero, np.flatnonzero, np.argwhere, np.extract, np.compress,
+               np.bincount, np.arange, np.setdiff1d, np.intersect1d, np.union1d, np.setxor1d,
+               np.trim_zeros, np.histogram, np.histogram_bin_edges,
+               *(getattr(np, name) for name in (
                    "unique_values", "unique_counts", "unique_inverse", "unique_all")
                    if hasattr(np, name))}
 # Primitives whose result has the shape of their index or condition arguments,
