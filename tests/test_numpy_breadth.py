@@ -751,9 +751,22 @@ def test_ufunc_keywords_that_only_say_how_to_store_keep_the_derivative(f):
     ys.check_grad(f, x)
 
 
-def test_a_ufunc_with_where_is_refused():
-    def f(x):
-        return np.sum(np.add(x, 1.0, where=x > 0, out=np.zeros(3) * x))
+@pytest.mark.parametrize("f", [
+    lambda x: np.sum(np.add(x, 1.0, where=x > 0, out=np.zeros(3) * x)),
+    lambda x: np.sum(np.exp(x, where=np.array([True, False, True]), out=x * 2.0) ** 2),
+    lambda x: np.sum(np.multiply(x, x[::-1], where=x < 1.0, out=np.ones((2, 3)))),
+], ids=["data mask", "static mask", "broadcast into a bigger out"])
+def test_a_ufunc_with_where_writes_only_where_the_mask_is_true(f):
+    for x in (np.array([0.5, -1.5, 2.0]), np.array([-0.3, 0.7, 1.2])):
+        assert ys.grad(f, x, dynamic=True)[0] == pytest.approx(f(x))
+        ys.check_grad(f, x)
 
-    with pytest.raises((ys.errors.NoDiffRuleError, ys.errors.MutationError)):
-        ys.grad(f, np.array([0.5, -1.5, 2.0]))
+
+def test_a_ufunc_with_where_and_no_out_is_refused_before_it_runs():
+    def f(x):
+        return np.sum(np.add(x, 1.0, where=x > 0))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # NumPy's own warning would come first
+        with pytest.raises(ys.errors.UnsupportedSyntaxError, match="without out="):
+            ys.grad(f, np.array([0.5, -1.5, 2.0]))

@@ -571,6 +571,11 @@ class Unroller:
                      "call the function it stands for (np.polyval(coefficients, x)).") from None
         if kwargs.get("out") is not None:
             return self.into(fn, args, kwargs)
+        if isinstance(fn, np.ufunc) and kwargs.get("where", True) is not True:
+            raise UnsupportedSyntaxError(
+                f"{primitives.display_name(fn)}(..., where=...) without out=", self.loc,
+                hint="NumPy leaves the elements where the mask is False uninitialised: "
+                     "use np.where(mask, f(x), other), or pass out= an array to keep them.")
         if primitives.is_ufunc_at(fn):
             return self.ufunc_at(fn, args, kwargs)
         self.refuse_callbacks(fn, args, kwargs)
@@ -628,15 +633,20 @@ class Unroller:
 
     def into(self, fn, args: tuple, kwargs: dict):
         """`np.tanh(g, out=g)`: the result, written in place into a local
-        array (every alias sees it); an argument or an array from outside
-        is refused when written, as any in-place change."""
+        array (every alias sees it), only where a ufunc's `where=` mask is
+        True; an argument or an array from outside is refused when written,
+        as any in-place change."""
         out = kwargs["out"]
         target = out[0] if isinstance(out, tuple) and len(out) == 1 else out
         if not isinstance(target, Traced) or not isinstance(target.value, np.ndarray):
             raise MutationError(f"{primitives.display_name(fn)} writes into an array the "
                                 "function did not make (out=)", self.loc,
                                 hint="Use the result instead: `y = np.add(x, z)`.")
-        result = self.primitive(fn, args, {k: v for k, v in kwargs.items() if k != "out"})
+        where = kwargs.get("where", True) if isinstance(fn, np.ufunc) else True
+        result = self.primitive(fn, args, {k: v for k, v in kwargs.items()
+                                           if k != "out" and (k != "where" or where is True)})
+        if where is not True:
+            result = self.primitive(np.where, (where, result, target), {})
         self.mutate(target, self.primitive(np.broadcast_to, (result, target.value.shape), {})
                     if np.shape(result.value) != target.value.shape else result, None, None)
         return target if not isinstance(out, tuple) else (target,)
