@@ -78,8 +78,20 @@ def store_with_data_indices(x, z):
 
 def store_values_with_data_indices(x):
     y = x * 1.0
-    y[np.argsort(x[:, 0])] = x * 2.0  # the data may repeat rows: the last write would win
+    y[np.argsort(x[:, 0])] = x * 2.0  # distinct rows at the example: guarded so
+    return np.sum(y * np.arange(3)[:, None])
+
+
+def store_values_with_repeating_data_indices(x):
+    y = x * 1.0
+    y[np.argmax(x, axis=1) * 0] = x[:, 0]  # every value into row 0: which one is last?
     return np.sum(y)
+
+
+def scatter_rows(x, rows):
+    out = np.zeros((4, 2))
+    out[rows] = x * x
+    return np.sum(out * np.arange(8.0).reshape(4, 2))
 
 
 def one_hot_in_a_loop(x, z):

@@ -29,9 +29,6 @@ import yota_src as ys
 # model -> the first line of the error its checks raise today (paths relative to the
 # root, object addresses as 0x…), for both parts ("grad", "saved") unless a part is named
 _FAILING_TODAY = {
-    # values written through indices from an integer argument, which may repeat
-    "spectral_eigh": "MutationError: tests/models/spectral_eigh.py:11: "
-                     "assignment of values through indices computed from the data",
     # a side effect on an argument that holds no differentiated value
     "batchnorm": "MutationError: tests/models/batchnorm.py:26: in-place change of an argument "
                  "(an attribute, item or element of an object passed in)",

@@ -4,6 +4,8 @@ function, MutationError naming the line where it would escape."""
 import helpers_mutation as m
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import yota_src as ys
 from yota_src.errors import MutationError
@@ -39,7 +41,7 @@ def test_stores_through_static_unique_indices(rng):
     (m.augment_argument, "in-place change of an argument"),
     (m.augment_argument_alias, "in-place change of an argument"),
     (m.sort_in_place, r"x.sort\(\) changes the array in place"),
-    (m.store_values_with_data_indices, "values through indices computed from the data"),
+    (m.store_values_with_repeating_data_indices, "indices from the data that repeat"),
     (m.store_with_repeated_indices, "repeated indices"),
     (m.store_mixed_repeated, "repeated indices"),
 ])
@@ -47,6 +49,34 @@ def test_changes_that_would_escape_raise_mutation_error(fn, message, x):
     with pytest.raises(MutationError, match=message) as error:
         ys.grad(fn, x)
     assert "helpers_mutation.py:" in str(error.value)
+
+
+def test_values_through_data_indices_distinct_at_the_example_are_guarded(x):
+    ys.check_grad(m.store_values_with_data_indices, x)
+    rows = np.array([2, 0, 3])
+    gradient = ys.grad(m.scatter_rows, x, rows)
+    assert np.isclose(gradient[0], m.scatter_rows(x, rows))
+    ys.check_grad(m.scatter_rows, x, rows)
+    # other distinct rows: the cached gradient applies; a repeat: it refuses
+    ys.check_grad(m.scatter_rows, x, np.array([1, 3, 0]))
+    compiled = ys.simplegrad(m.scatter_rows, x, rows)
+    other = np.array([1, 3, 0])
+    assert np.allclose(compiled(x, other)[1], 2 * x * np.arange(8.0).reshape(4, 2)[other])
+    with pytest.raises(ys.errors.ControlFlowChanged, match="writes an element twice"):
+        compiled(x, np.array([1, 1, 0]))
+    with pytest.raises(MutationError, match="repeat an element"):
+        ys.grad(m.scatter_rows, x, np.array([1, 1, 0]), dynamic=True)
+
+
+@given(st.permutations(range(4)))
+@settings(max_examples=15, deadline=None)
+def test_a_cached_scatter_is_right_for_any_distinct_rows(order):
+    x = np.linspace(0.5, 1.5, 6).reshape(3, 2)
+    rows = np.array(order[:3])
+    value, (dx, _) = ys.grad(m.scatter_rows, x, rows)
+    assert np.isclose(value, m.scatter_rows(x, rows))
+    expected = 2 * x * np.arange(8.0).reshape(4, 2)[rows]
+    assert np.allclose(dx, expected)
 
 
 def test_out_into_an_argument_raises(x):

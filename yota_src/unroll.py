@@ -15,6 +15,7 @@ import builtins
 import contextlib
 import functools
 import inspect
+import math
 import operator
 import random
 import sys
@@ -1353,12 +1354,7 @@ class Unroller:
                     new = self.primitive(primitives.index_update, (container, index, value), {})
                     self.mutate(container, new, node, frame, written)
                     return
-                raise MutationError(
-                    "assignment of values through indices computed from the data",
-                    self.location_of(node, frame),
-                    hint="The data may repeat an index, and then the last write would win: "
-                         "use a boolean mask (x[mask] = v), np.where(mask, new, x), or "
-                         "accumulate with np.add.at.")
+                self.guard_written_once(container, index, node, frame)
             shape = np.shape(container.value)
             selected = np.arange(np.prod(shape, dtype=int)).reshape(shape)[values_of(index)]
             if np.unique(selected).size != selected.size:  # an element written twice
@@ -1369,6 +1365,28 @@ class Unroller:
         written = _region(container.value, values_of(index))  # the old memory written
         new = self.primitive(primitives.index_update, (container, index, value), {})
         self.mutate(container, new, node, frame, written)
+
+    def guard_written_once(self, container: Traced, index, node, frame) -> None:
+        """Indices from the data that write each element once at the example:
+        guarded so. Where data repeats one, NumPy leaves which write is last
+        open, so the generated code raises ControlFlowChanged rather than
+        guess; an example that repeats one is refused now, for the same reason."""
+        shape = np.shape(container.value)
+        positions = self.primitive(np.reshape, (self.primitive(
+            np.arange, (math.prod(shape),), {}), shape), {})
+        written = self.primitive(np.ravel, (self.primitive(
+            operator.getitem, (positions, index), {}),), {})
+        ordered = self.primitive(np.sort, (written,), {})
+        repeats = self.primitive(np.any, (self.primitive(operator.eq, (
+            self.primitive(operator.getitem, (ordered, slice(1, None)), {}),
+            self.primitive(operator.getitem, (ordered, slice(None, -1)), {})), {}),), {})
+        if self.concretize(repeats, bool, node, frame,
+                           text=f"{_text(node)} = ... writes an element twice"):
+            raise MutationError(
+                "assignment of values through indices from the data that repeat an element",
+                self.location_of(node, frame),
+                hint="NumPy does not say which write is last: use a boolean mask "
+                     "(x[mask] = v), np.where(mask, new, x), or accumulate with np.add.at.")
 
     @staticmethod
     def name(value, name: str) -> None:
