@@ -41,7 +41,14 @@ def _refuse_complex(op: Call) -> None:
         raise NoDiffRuleError(
             f"{display_name(op.fn)} gives a complex result on the gradient path", op.loc,
             hint="yota-src differentiates real-valued code: keep complex values out of what "
-                 "is differentiated, or write the computation with real and imaginary parts.")
+                 "is differentiated, or write the computation with real and imaginary parts."
+                 + _COMPLEX_HINTS.get(op.fn, ""))
+
+
+# Functions whose result is complex where users may not expect it
+_COMPLEX_HINTS = {fn: " (np.linalg.eig is complex whatever the eigenvalues since NumPy 2.5; "
+                      "for a symmetric matrix, np.linalg.eigh is real.)"
+                  for fn in (np.linalg.eig, np.linalg.eigvals)}
 
 
 def backward(unroller: Unroller, output, wrt: set[Op]) -> dict[Op, object]:
