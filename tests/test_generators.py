@@ -82,8 +82,50 @@ def stops_early(weights, x):
     return np.sum(x)
 
 
+def delegation_returns_a_value(weights, x):
+    def sub():
+        yield weights[0]
+        return weights[1] * 5.0  # PEP 380: the value of `yield from sub()`
+
+    def outer():
+        r = yield from sub()
+        yield weights[2] * r
+
+    return sum(outer()) + np.sum(x)
+
+
+def accumulator_driven_by_send(weights, x):
+    def accumulator():
+        total = 0.0
+        while True:
+            v = yield total
+            total = total + v ** 2
+
+    acc = accumulator()
+    next(acc)
+    acc.send(weights[0])
+    return acc.send(weights[1] * x[0, 0])
+
+
+def send_through_delegation(weights, x):
+    def inner():
+        got = yield 1.0
+        while got is not None:
+            got = yield got * weights[2]
+        return "unused"
+
+    def outer():
+        yield from inner()
+
+    g = outer()
+    next(g)
+    return g.send(weights[0]) + g.send(weights[1]) + np.sum(x)
+
+
 @pytest.mark.parametrize("f", [predict, zipped_and_listed, next_then_the_rest,
-                               consumer_changes_what_the_body_reads, delegates, stops_early])
+                               consumer_changes_what_the_body_reads, delegates, stops_early,
+                               delegation_returns_a_value, accumulator_driven_by_send,
+                               send_through_delegation])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_generators_are_unrolled_as_they_are_consumed(f, seed):
     rng = np.random.default_rng(seed)
@@ -92,6 +134,34 @@ def test_generators_are_unrolled_as_they_are_consumed(f, seed):
     value, g = ys.grad(f, weights, x)
     assert value == pytest.approx(f(weights, x))
     ys.check_grad(f, weights, x)
+
+
+def test_sending_a_value_to_a_generator_not_started_is_python_s_type_error():
+    def f(x):
+        def g():
+            yield x
+
+        return g().send(x)
+
+    with pytest.raises(TypeError, match="just-started generator"):
+        ys.grad(f, np.ones(2))
+
+
+def test_an_error_thrown_into_a_generator_comes_out_as_in_python():
+    def f(x):
+        def inner():
+            yield x
+            yield x * 2.0
+
+        def outer():
+            yield from inner()
+
+        g = outer()
+        next(g)
+        return g.throw(KeyError("stop here"))
+
+    with pytest.raises(KeyError, match="stop here"):
+        ys.grad(f, np.ones(2))
 
 
 def test_an_error_in_a_generator_body_names_its_line():

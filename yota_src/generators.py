@@ -36,6 +36,9 @@ class UnrolledGenerator:
         self.to_body = threading.Semaphore(0)
         self.to_consumer = threading.Semaphore(0)
         self.item = None
+        self.sent = None  # what `yield` evaluates to when the body resumes
+        self.thrown: BaseException | None = None  # or the exception it raises
+        self.result = None  # the body's `return` value, StopIteration's value
         self.error: BaseException | None = None
         self.done = False
         self.closing = False
@@ -44,8 +47,28 @@ class UnrolledGenerator:
         return self
 
     def __next__(self):
+        return self.send(None)
+
+    def send(self, value):
+        """Resume the body; its `yield` evaluates to `value`."""
+        if self.thread is None and value is not None:
+            raise TypeError("can't send non-None value to a just-started generator")
+        return self.resume(value, None)
+
+    def throw(self, error, *legacy):
+        """Raise `error` at the `yield` the body is paused at."""
+        if isinstance(error, type):
+            error = error(*legacy[:1])
+        if self.thread is None:  # not started: the body never runs
+            self.done = True
+        if self.done:
+            raise error
+        return self.resume(None, error)
+
+    def resume(self, sent, thrown):
         if self.done:
             raise StopIteration
+        self.sent, self.thrown = sent, thrown
         consumer_state = self.unroller.swap_position(self.state)
         if self.thread is None:
             self.unroller.generators.append(self)
@@ -60,15 +83,17 @@ class UnrolledGenerator:
             error, self.error = self.error, None
             raise error
         if self.done:
-            raise StopIteration
+            raise StopIteration(self.result)
         return self.item
 
     def body(self):
         self.unroller.generator = self
         try:
-            self.run()
+            self.result = self.run()
         except _Closed:
             pass
+        except StopIteration:  # PEP 479: inside a generator it is an error
+            self.error = RuntimeError("generator raised StopIteration")
         except BaseException as error:  # handed to the consumer, at its `next`
             self.error = error
         finally:
@@ -76,12 +101,17 @@ class UnrolledGenerator:
             self.to_consumer.release()
 
     def give(self, value):
-        """`yield value` in the body: hand it over, wait to be resumed."""
+        """`yield value` in the body: hand it over, wait to be resumed; the
+        value sent in, or the exception thrown in, is what the `yield` gives."""
         self.item = value
         self.to_consumer.release()
         self.to_body.acquire()
         if self.closing:
             raise _Closed
+        if self.thrown is not None:
+            error, self.thrown = self.thrown, None
+            raise error
+        return self.sent
 
     def close(self):
         """The consumer is gone: unwind the body (its `finally` blocks run)."""

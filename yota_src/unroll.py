@@ -1030,8 +1030,9 @@ class Unroller:
         self.depth += 1
         try:
             self.exec_block(source.node.body, frame)
-        except _Return:
-            pass
+        except _Return as returned:
+            return returned.value
+        return None
 
     def swap_position(self, state):
         """Where the interpreter is (line, call depth, running generator): given
@@ -1864,15 +1865,28 @@ class Unroller:
     def eval_Yield(self, node, frame):
         if self.generator is None:
             raise self.unsupported(node, frame, f"the expression `{_text(node)}`")
-        self.generator.give(None if node.value is None else self.eval(node.value, frame))
-        return None  # generator.send() is not something unrolled code does
+        return self.generator.give(None if node.value is None else self.eval(node.value, frame))
 
     def eval_YieldFrom(self, node, frame):
+        """PEP 380: items pass through, values sent in pass down to an
+        unrolled generator, and its return value is the expression's value."""
         if self.generator is None:
             raise self.unsupported(node, frame, f"the expression `{_text(node)}`")
-        for item in self.items(self.eval(node.value, frame), node.value, frame):
-            self.generator.give(item)
-        return None
+        inner = self.eval(node.value, frame)
+        if not isinstance(inner, UnrolledGenerator):
+            for item in self.items(inner, node.value, frame):
+                self.generator.give(item)
+            return None
+        sent, thrown = None, None
+        while True:
+            try:
+                item = inner.throw(thrown) if thrown is not None else inner.send(sent)
+            except StopIteration as finished:
+                return finished.value
+            try:
+                sent, thrown = self.generator.give(item), None
+            except Exception as error:  # thrown in: passed down (closing is no Exception)
+                sent, thrown = None, error
 
     def eval_NamedExpr(self, node, frame):
         value = self.eval(node.value, frame)
