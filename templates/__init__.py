@@ -10,6 +10,7 @@ from . import (  # noqa: F401
     nondiff,
     numerical,
     operators,
+    random,
     reductions,
     shape,
 )

@@ -68,8 +68,10 @@ RANDOM_DRAWS = (
     "shuffle", "standard_cauchy", "standard_exponential", "standard_gamma", "standard_normal",
     "standard_t", "triangular", "uniform", "vonmises", "wald", "weibull", "zipf",
 )
+PATHWISE_DRAWS = ("exponential", "gumbel", "laplace", "logistic", "lognormal", "normal",
+                  "rayleigh", "uniform")  # templates/random.py
 refused(
-    *(getattr(np.random, name) for name in RANDOM_DRAWS),
+    *(getattr(np.random, name) for name in RANDOM_DRAWS if name not in PATHWISE_DRAWS),
     reason="the derivative of a random draw with respect to its parameters depends on how "
            "it is drawn. Draw standard noise and transform it instead, e.g. "
            "`mu + sigma * rng.standard_normal(n)` or `x[rng.permutation(len(x))]`",

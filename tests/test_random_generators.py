@@ -115,3 +115,74 @@ def test_a_dynamic_call_draws_from_the_generator_it_is_given():
     for epoch in range(4):
         value, _ = ys.grad(f, 2.0, np.random.RandomState(epoch + 1), dynamic=True)
         assert value == f(2.0, np.random.RandomState(epoch + 1))
+
+
+def reparameterised(mu, log_sigma, rng):
+    """A VAE's sample: the gradient flows through the draw's parameters."""
+    z = rng.normal(mu, np.exp(log_sigma))
+    return np.sum(z ** 2 + np.sin(z))
+
+
+def every_pathwise_draw(mu, log_sigma, rng):
+    z = rng.normal(loc=mu, scale=np.exp(log_sigma), size=(4, 3))
+    u = rng.uniform(mu[0], mu[0] + np.exp(log_sigma[1]), size=4)
+    e = rng.exponential(np.exp(log_sigma))
+    r = rng.rayleigh(scale=np.exp(mu))
+    ln = rng.lognormal(mu, 0.3)
+    others = rng.laplace(mu, 2.0) + rng.gumbel(0.5, np.exp(mu)) + rng.logistic(mu)
+    return (np.sum(z ** 2) + np.sum(u ** 3) + np.sum(e * mu) + np.sum(r) + np.sum(np.sqrt(ln))
+            + np.sum(others ** 2))
+
+
+def global_draws(mu, log_sigma):
+    np.random.seed(3)
+    return np.sum(np.random.normal(mu, np.exp(log_sigma)) ** 2) + np.sum(np.random.uniform(mu))
+
+
+@pytest.mark.parametrize("f", [reparameterised, every_pathwise_draw])
+@pytest.mark.parametrize("make", [np.random.default_rng, np.random.RandomState])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_draws_are_differentiated_along_the_path_numpy_draws_them(f, make, seed):
+    mu, log_sigma = np.array([0.3, -0.2, 0.5]), np.array([-0.5, 0.1, 0.2])
+    value, _ = ys.grad(f, mu, log_sigma, make(seed))
+    assert value == pytest.approx(f(mu, log_sigma, make(seed)))
+    ys.check_grad(f, mu, log_sigma, make(seed))
+
+
+def test_draws_from_numpy_s_global_generator_are_differentiated_too():
+    mu, log_sigma = np.array([0.3, -0.2, 0.5]), np.array([-0.5, 0.1, 0.2])
+    assert ys.grad(global_draws, mu, log_sigma)[0] == pytest.approx(global_draws(mu, log_sigma))
+    ys.check_grad(global_draws, mu, log_sigma)
+
+
+@pytest.mark.parametrize("method", ["gamma", "beta", "standard_gamma", "dirichlet"])
+def test_draws_without_a_pathwise_derivative_are_refused_naming_the_draw(method):
+    def f(a, rng):
+        draw = getattr(rng, method)
+        return np.sum(draw(np.exp(a)) if method != "beta" else draw(np.exp(a), 2.0))
+
+    with pytest.raises(ys.errors.NoDiffRuleError, match=rf"{method}\(\) has no pathwise"):
+        ys.grad(f, np.array([0.3, 0.5]), np.random.default_rng(0))
+
+
+def draws_within_one_line(x, rng):
+    """Three draws in one expression, the first used last: the generated code
+    must draw them in the order the function does."""
+    return np.sum(rng.normal(size=3) + x * rng.normal(size=3) + np.exp(x) * rng.normal(size=3))
+
+
+def global_draws_within_one_line(x):
+    np.random.seed(1)
+    return np.sum(np.random.rand(3) + x * np.random.randn(3) + np.exp(x) * np.random.rand(3))
+
+
+@pytest.mark.parametrize("make", [np.random.default_rng, np.random.RandomState])
+def test_draws_run_in_the_order_the_function_makes_them(make):
+    x = np.array([0.3, -0.2, 0.5])
+    gradient = ys.simplegrad(draws_within_one_line, x, make(0))
+    assert gradient(x, make(5))[0] == pytest.approx(draws_within_one_line(x, make(5)))
+    assert ys.grad(draws_within_one_line, x, make(0))[0] == pytest.approx(
+        draws_within_one_line(x, make(0)))
+    assert ys.grad(global_draws_within_one_line, x)[0] == pytest.approx(
+        global_draws_within_one_line(x))
+    ys.check_grad(global_draws_within_one_line, x)

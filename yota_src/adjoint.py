@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from . import contexts, rules
+from . import contexts, primitives, rules
 from .errors import NoDiffRuleError
 from .primitives import display_name
 from .structs import DIFF, user_path
@@ -39,7 +39,7 @@ def _refuse_complex(op: Call) -> None:
     gradient (holomorphic, conjugate, ...): refused rather than guessed."""
     if np.issubdtype(op.dtype, np.complexfloating):
         raise NoDiffRuleError(
-            f"{display_name(op.fn)} gives a complex result on the gradient path", op.loc,
+            f"{_spelling(op)} gives a complex result on the gradient path", op.loc,
             hint="yota-src differentiates real-valued code: keep complex values out of what "
                  "is differentiated, or write the computation with real and imaginary parts."
                  + _COMPLEX_HINTS.get(op.fn, ""))
@@ -94,16 +94,16 @@ def _propagate(unroller: Unroller, op: Call, dy, active: set, grads: dict) -> No
             return
         reason = rules.refusal_for(op.fn)
         if reason is not None:
-            raise NoDiffRuleError(f"no gradient through {display_name(op.fn)}: {reason}",
+            raise NoDiffRuleError(f"no gradient through {_spelling(op)}: {reason}",
                                   op.loc, hint="Keep differentiated values out of its "
                                   "arguments, or pass them through a differentiable function.")
-        raise NoDiffRuleError(f"no gradient rule for {display_name(op.fn)}", op.loc,
+        raise NoDiffRuleError(f"no gradient rule for {_spelling(op)}", op.loc,
                               hint=_rule_hint(op.fn))
     traced = lambda ref: Traced(ref, unroller.values[ref], unroller)  # noqa: E731
     args, kwargs = map_refs(op.args, traced), map_refs(op.kwargs, traced)
     if isinstance(op.fn, np.ufunc):  # np.add(x, y, dtype=...): the same derivative
         if kwargs.get("where", True) is not True:
-            raise NoDiffRuleError(f"{display_name(op.fn)}(..., where=...) is not supported",
+            raise NoDiffRuleError(f"{_spelling(op)}(..., where=...) is not supported",
                                   op.loc, hint="Use np.where(mask, f(x), other) instead.")
         kwargs = {k: v for k, v in kwargs.items() if k not in _UFUNC_OPTIONS}
     skip = rules.nodiff_args(op.fn)
@@ -115,22 +115,22 @@ def _propagate(unroller: Unroller, op: Call, dy, active: set, grads: dict) -> No
     try:
         pairs = unroller.run_template(template, dy, y, args, kwargs, wants, op.loc)
     except (TypeError, NotImplementedError) as error:
-        raise NoDiffRuleError(f"the rule for {display_name(op.fn)} does not apply here: {error}",
+        raise NoDiffRuleError(f"the rule for {_spelling(op)} does not apply here: {error}",
                               op.loc) from None
     except (ZeroDivisionError, np.linalg.LinAlgError) as error:
         # Python arithmetic on floats (or a singular matrix) where the derivative is
         # infinite or does not exist: said at the user's line, not as a crash inside a rule.
         raise NoDiffRuleError(
-            f"the rule for {display_name(op.fn)} fails at these values ({error}): the "
+            f"the rule for {_spelling(op)} fails at these values ({error}): the "
             "derivative is infinite or does not exist here", op.loc,
             hint="Differentiate at other values, or keep this value out of what is "
                  "differentiated.") from None
     for name, _, grad in pairs:
         if grad is None:  # a rule that skips an input would give a silently wrong zero
             raise NoDiffRuleError(
-                f"the rule for {display_name(op.fn)} gives no gradient for its argument "
+                f"the rule for {_spelling(op)} gives no gradient for its argument "
                 f"{name!r}", op.loc,
-                hint=f"Assign d{name} in the rule, or declare ys.nodiff({display_name(op.fn)}, "
+                hint=f"Assign d{name} in the rule, or declare ys.nodiff({_spelling(op)}, "
                      f"\"{name}\") if no gradient should flow into it.")
     saved, unroller.loc = unroller.loc, contexts.gradient_location(op.loc)
     try:
@@ -138,6 +138,15 @@ def _propagate(unroller: Unroller, op: Call, dy, active: set, grads: dict) -> No
             _accumulate(unroller, op, value, grad, active, grads)
     finally:
         unroller.loc = saved
+
+
+def _spelling(op: Call) -> str:
+    """The primitive as the user's code spells it: `rng.normal`, not `draw`."""
+    if op.fn is primitives.draw:
+        generator = op.args[0]
+        owner = generator.hint if isinstance(generator, Op) and generator.hint else "generator"
+        return f"{owner}.{op.args[1]}"
+    return display_name(op.fn)
 
 
 def _rule_hint(fn) -> str:
@@ -161,6 +170,10 @@ def _accumulate(unroller, op, value, grad, active, grads) -> None:
         for item, item_grad in zip(value, grad):
             _accumulate(unroller, op, item, item_grad, active, grads)
         return
+    if isinstance(value, dict):  # a rule's **kwargs
+        for key, item in value.items():
+            _accumulate(unroller, op, item, grad.get(key), active, grads)
+        return
     if not isinstance(value, Traced) or value.op not in active:
         return
     previous = grads.get(value.op)
@@ -170,7 +183,7 @@ def _accumulate(unroller, op, value, grad, active, grads) -> None:
         return
     if np.shape(values_of(grad)) != value.op.shape:
         raise RuntimeError(
-            f"the rule for {display_name(op.fn)} gave a gradient of shape "
+            f"the rule for {_spelling(op)} gave a gradient of shape "
             f"{np.shape(values_of(grad))} for an input of shape {value.op.shape}")
     grads[value.op] = _plus(unroller, previous, grad)
 

@@ -681,8 +681,12 @@ class _Writer:
         return (op in self.backward, op.loc.filename, op.loc.lineno, op.loc.context)
 
     def should_inline(self, op: Op, expr: ast.expr) -> bool:
+        """Fold a value used once into its user's line, but never a random
+        draw: folded, it would run when its user does, after draws the tape
+        made later (and the generator would give each other numbers)."""
         users = self.users.get(op, [])
         return (self.base_name(op) is None and len(users) == 1
+                and not (isinstance(op, Call) and primitives.has_effect(op.fn))
                 and users[0] is not None and self.group(users[0]) == self.group(op)
                 and not (isinstance(users[0], Call) and users[0].fn in primitives.INDEX_STORES
                          and users[0].args[0] is op)
