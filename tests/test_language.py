@@ -351,3 +351,40 @@ def test_an_argument_that_contains_itself_is_refused():
     looped.append(looped)
     with pytest.raises(ValueError, match="contains itself"):
         ys.grad(lambda x, items: np.sum(x), np.ones(2), looped)
+
+
+class Layer:
+    """A small wrapper with its own operators, as model code writes them."""
+
+    def __init__(self, W):
+        self.W = W
+
+    def __matmul__(self, v):
+        return self.W @ v
+
+    def __rmatmul__(self, v):
+        return v @ self.W
+
+    def __add__(self, other):
+        return Layer(self.W + (other.W if isinstance(other, Layer) else other))
+
+    def __rtruediv__(self, s):
+        return Layer(s / self.W)
+
+
+class Deferring(Layer):
+    __array_ufunc__ = None  # NumPy's operators give way to this class's reflected ones
+
+
+@pytest.mark.parametrize("f", [
+    lambda W, x: np.sum(Layer(W) @ x),
+    lambda W, x: np.sum(x @ Deferring(W)),
+    lambda W, x: np.sum((Layer(W) + x[:, None]) @ x),
+    lambda W, x: np.sum((2.0 / Layer(W)).W * x),
+    lambda W, x: np.sum((np.sum(x) / Layer(W)).W * x),
+], ids=["matmul", "reflected matmul", "add an array", "reflected division by a number",
+        "reflected division by a traced number"])
+def test_a_user_class_s_operators_with_a_traced_operand_are_its_own(f):
+    W, x = np.array([[1.5, 0.3], [-0.2, 2.0]]), np.array([0.7, -1.1])
+    assert ys.grad(f, W, x)[0] == pytest.approx(f(W, x))
+    ys.check_grad(f, W, x)

@@ -198,6 +198,40 @@ def inlinable(fn) -> bool:
     return module.split(".")[0] not in OPAQUE_PACKAGES | STANDARD_LIBRARY
 
 
+def _user_operator(fn, left, right):
+    """`layer @ x` where the user's class defines `__matmul__` (or `x @ layer`
+    and `__rmatmul__`): its method, as Python would call it; NotImplemented
+    where neither side is such an object or its method declines."""
+    name = getattr(fn, "__name__", "").strip("_")
+    if _user_instance(left):
+        method = getattr(type(left), f"__{name}__", None)
+        if method is not None:
+            return method(left, right)
+    if _user_instance(right) and _defers(left, right):
+        method = getattr(type(right), f"__r{name}__", None)
+        if method is not None:
+            return method(right, left)
+    return NotImplemented
+
+
+def _user_instance(value) -> bool:
+    return not isinstance(value, (Traced, type, types.ModuleType, list, dict, tuple, set,
+                                  frozenset)) and _watched(value)
+
+
+def _defers(left, right) -> bool:
+    """Does `left`'s own operator give way to `right`'s reflected one? A
+    Python number's does; NumPy's only to a class that opts out of NumPy's
+    operators (`__array_ufunc__ = None`) or outranks it (`__array_priority__`)."""
+    value = left.value if isinstance(left, Traced) else left
+    if isinstance(value, (bool, int, float, complex)):
+        return True
+    if getattr(type(right), "__array_ufunc__", False) is None:
+        return True
+    return getattr(right, "__array_priority__", -np.inf) > getattr(value, "__array_priority__",
+                                                                   0.0)
+
+
 def _watched(value) -> bool:
     """Objects from outside whose parts the trace may read: user modules,
     classes, instances and containers. Library modules, functions and plain
@@ -1702,6 +1736,9 @@ class Unroller:
 
     def binary(self, fn, left, right):
         if isinstance(left, Traced) or isinstance(right, Traced):
+            result = _user_operator(fn, left, right)
+            if result is not NotImplemented:
+                return result
             return self.primitive(fn, (left, right), {})
         if fn is operator.mod and isinstance(left, str) and has_traced(right):
             return self.primitive(fn, (left, right), {})  # "%.3f %d" % (v, n): recorded text
