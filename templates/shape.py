@@ -224,8 +224,9 @@ def pad(dy, y, array, pad_width, mode="constant", constant_values=0, reflect_typ
     gets the sum over the region it fills. 'edge', 'reflect', 'symmetric' and
     'wrap' fill with copies of the array's samples, axis by axis: the copies'
     gradients are added back onto the samples they copy. pad_width and
-    constant_values are read as NumPy reads them (pair_layout), and pad_width
-    may be a dict {axis: width or (before, after)}."""
+    constant_values are read as NumPy reads them (((1,), (2,)) pads axis 0 by
+    1 and axis 1 by 2 on both sides), and pad_width may be a dict {axis: width
+    or (before, after)}."""
     widths = pad_pairs(pad_width, np.ndim(array))
     if mode == "constant":
         darray = dy[tuple(slice(before, before + n) for (before, _), n in
