@@ -298,6 +298,48 @@ def test_interp_of_lists():
     check(lambda c, x: np.interp(x, [0.0, c, 2.0], [c, 2.0, 0.5]), 0.4, uniform(5, 0, 2))
 
 
+REPEATED_KNOTS = np.array([0.0, 1.0, 1.0, 2.0, 3.0, 3.0])  # jumps at 1 and at the end, 3
+
+
+@SETTINGS
+@given(seed=st.integers(0, 100))
+def test_interp_with_repeated_knots_away_from_them(seed):
+    x = uniform(6, -0.5, 3.5, seed)
+    check(lambda x, xp, fp: np.interp(x, xp, fp), x, REPEATED_KNOTS, uniform(6, seed=2))
+
+
+def test_interp_values_at_a_jump_get_the_weight_numpy_gives_them():
+    """At a repeated knot NumPy takes the value to the right (the last at the
+    end): linear in fp there too, and never divided by the zero-width segment."""
+    check(lambda fp: np.interp(np.array([1.0, 3.0, 0.0]), REPEATED_KNOTS, fp), uniform(6))
+
+
+def test_interp_at_a_repeated_knot_with_one_value_takes_the_mean_of_both_sides():
+    check(lambda x: np.interp(x, [0.0, 1.0, 1.0, 2.0], [0.0, 1.0, 1.0, 6.0]), 1.0)
+
+
+@pytest.mark.parametrize("case", [
+    (lambda x: np.interp(x, [0.0, 1.0, 1.0, 2.0], [0.0, 1.0, 5.0, 6.0]), (1.0,)),
+    (lambda xp: np.interp(1.0, xp, [0.0, 1.0, 5.0, 6.0]), (np.array([0.0, 1.0, 1.0, 2.0]),)),
+    (lambda x: np.interp(x, [0.0, 1.0], [0.0, 1.0], right=3.0), (1.0,)),
+    (lambda x: np.interp(x, [0.0, 1.0], [0.0, 1.0], left=-1.0), (0.0,)),
+], ids=["x on a repeated knot", "xp", "right= at the end", "left= at the start"])
+def test_interp_where_it_jumps_is_refused(case):
+    fn, args = case
+    with pytest.raises(NoDiffRuleError, match="no derivative in x or xp at a point where the "
+                                              "interpolant jumps"):
+        ys.grad(lambda *args: np.sum(fn(*args)), *args)
+
+
+def test_interp_checks_for_jumps_when_the_gradient_runs():
+    def curve(x):
+        return np.sum(np.interp(x, REPEATED_KNOTS, np.arange(6.0)))
+
+    df = ys.simplegrad(curve, np.array([0.5, 1.5]))
+    with pytest.raises(ValueError, match="goes the other way"):
+        df(np.array([0.5, 1.0]))
+
+
 def test_periodic_interp_is_refused():
     with pytest.raises(NoDiffRuleError, match="period=None"):
         ys.grad(lambda fp: np.sum(np.interp(0.3, [0.0, 1.0], fp, period=2.0)), uniform(2))
