@@ -154,24 +154,40 @@ def qr(dy, y, a, mode="reduced"):
 
 @adjoint(np.linalg.eigh)
 def eigh(dy, y, a, UPLO="L"):
-    """Symmetric eigendecomposition, distinct eigenvalues where the eigenvectors
-    are used. eigh reads one triangle only, so the gradient lands on that triangle."""
+    """Symmetric eigendecomposition; eigh reads one triangle only, so the
+    gradient lands on that triangle. The eigenvalues alone move with
+    V diag(dw) V^T. Where an eigenvalue repeats, that is the gradient of a
+    symmetric function of the eigenvalues (a sum, a norm, the largest one),
+    which is right for those: a function that tells equal eigenvalues apart
+    (w[0] alone) has no derivative there. The eigenvectors move with the
+    gaps between the eigenvalues, so where they are used the eigenvalues
+    must be distinct: where two are equal the eigenvectors are any basis of
+    their space, not differentiable, and refused (checked in the generated
+    code too)."""
     w, v = y[0], y[1]
     if dy[1] is None:  # eigenvalues only: no division by the gaps between them
         g = eigenvalue_gradient(dy[0], v)
     else:
-        dw = dy[0] if dy[0] is not None else np.zeros(np.shape(w), np.result_type(w))
         gaps = np.expand_dims(w, -2) - np.expand_dims(w, -1)
         n = np.shape(w)[-1]
+        if np.any((gaps == 0) & (np.eye(n) == 0)):
+            raise NotImplementedError(
+                "the gradient of np.linalg.eigh's eigenvectors needs distinct eigenvalues; "
+                "where two are equal, the eigenvectors are any basis of their space and are "
+                "not differentiable. Use only the eigenvalues, or a function of a that does "
+                "not depend on the choice of eigenvectors")
         f = np.where(np.eye(n) == 1, 0.0, 1.0 / np.where(np.eye(n) == 1, 1.0, gaps))
-        inner_part = np.expand_dims(dw, -1) * np.eye(n) + f * (swap_last(v) @ dy[1])
+        inner_part = f * (swap_last(v) @ dy[1])
+        if dy[0] is not None:
+            inner_part = inner_part + np.expand_dims(dy[0], -1) * np.eye(n)
         g = v @ inner_part @ swap_last(v)
     da = triangle_read(g, UPLO)
 
 
 @adjoint(np.linalg.eigvalsh)
 def eigvalsh(dy, y, a, UPLO="L"):
-    """Eigenvalue i moves with v_i v_i^T (distinct eigenvalues), on the triangle read."""
+    """Eigenvalue i moves with v_i v_i^T, on the triangle read; where eigenvalues
+    repeat, the symmetric gradient, as for np.linalg.eigh's eigenvalues."""
     da = triangle_read(eigenvalue_gradient(dy, np.linalg.eigh(a, UPLO)[1]), UPLO)
 
 

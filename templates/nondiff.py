@@ -30,8 +30,8 @@ nondifferentiable(
     operator.floordiv, np.floor_divide, np.sign, np.floor, np.ceil, np.round, np.rint,
     np.trunc, np.fix, np.spacing,
     # positions and counts: integer results
-    np.argmax, np.argmin, np.argsort, np.nonzero, np.flatnonzero, np.argwhere,
-    np.searchsorted, np.digitize, np.count_nonzero, np.shape, np.ndim, np.size,
+    np.argmax, np.argmin, np.nanargmax, np.nanargmin, np.argsort, np.nonzero, np.flatnonzero,
+    np.argwhere, np.searchsorted, np.digitize, np.count_nonzero, np.shape, np.ndim, np.size,
     np.diag_indices, np.tril_indices, np.triu_indices, np.indices,
     # constructors that read only shapes, integers and dtypes, never float values
     np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like, np.eye,

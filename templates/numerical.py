@@ -344,7 +344,11 @@ def interp(dy, y, x, xp, fp, left=None, right=None, period=None):
     outside, y is `left` or `right` (fp's ends by default). fp and the ends get
     the weights; x the segment's slope; xp_j and xp_(j+1) the slope times
     t - 1 and -t. At a knot, where x or xp moves onto another segment, x and xp
-    get the mean of the two one-sided derivatives."""
+    get the mean of the two one-sided derivatives. Where the interpolant jumps
+    (a repeated knot with two values, xp=[0, 1, 1, 2]; or left/right unlike
+    fp's ends) it has no derivative in x or xp: a point exactly there is
+    refused, and checked in the generated code. fp's gradient is the weight
+    NumPy gives each value, there too."""
     if period is not None:
         raise NotImplementedError("the rule for np.interp covers period=None")
     g = np.ravel(np.broadcast_to(dy, np.shape(y)))
@@ -359,8 +363,10 @@ def interp(dy, y, x, xp, fp, left=None, right=None, period=None):
     dfp = pieces_of(cast(share, fp), fp)
     dleft = np.sum(np.where(below, g, 0.0))
     dright = np.sum(np.where(above, g, 0.0))
-    dx = shaped_as(cast(knot_mean(interpolation_slope_x, g, points, knots, values), x), x)
-    dxp = pieces_of(cast(knot_mean(interpolation_slope_xp, g, points, knots, values), xp), xp)
+    ends = (values[0] if left is None else left, values[-1] if right is None else right)
+    dx = shaped_as(cast(knot_mean(interpolation_slope_x, g, points, knots, values, ends), x), x)
+    dxp = pieces_of(cast(knot_mean(interpolation_slope_xp, g, points, knots, values, ends), xp),
+                    xp)
 
 
 def shaped_as(g, x):
@@ -370,9 +376,20 @@ def shaped_as(g, x):
 
 def interpolation_segment(points, xp, side):
     """The segment j each point lies on (a knot counts as the one to its `side`)
-    and where on it, t."""
+    and where on it, t. Knots that may repeat (traced ones, or constants that
+    do) can give a segment of width 0, reached only at the ends: a point at a
+    repeated last knot, where NumPy gives the last value (so t = 1), or one
+    outside xp (masked later)."""
     j = np.clip(np.searchsorted(xp, points, side=side) - 1, 0, np.size(xp) - 2)
-    return j, (points - xp[j]) / (xp[j + 1] - xp[j])
+    width = xp[j + 1] - xp[j]
+    if distinct_knots(xp):
+        return j, (points - xp[j]) / width
+    return j, np.where(width == 0, 1.0, (points - xp[j]) / np.where(width == 0, 1.0, width))
+
+
+def distinct_knots(xp):
+    """Knots known while generating, none repeated."""
+    return is_static(xp) and bool(np.all(np.diff(xp) != 0))
 
 
 def ends_share(g, below, above, left, right, count):
@@ -386,18 +403,38 @@ def ends_share(g, below, above, left, right, count):
     return share
 
 
-def knot_mean(one_sided, g, points, xp, fp):
+def knot_mean(one_sided, g, points, xp, fp, ends):
     """The mean of the derivatives on the segment to the right of each point
     (where it lies inside [xp_0, xp_-1)) and to its left (inside (xp_0, xp_-1]):
-    the same segment but at the knots."""
+    the same segment but at the knots. Refused where the interpolant jumps."""
+    require_continuous(points, xp, fp, ends)
     right = one_sided(g, points, xp, fp, "right", (points >= xp[0]) & (points < xp[-1]))
     left = one_sided(g, points, xp, fp, "left", (points > xp[0]) & (points <= xp[-1]))
     return (right + left) * 0.5
 
 
+def require_continuous(points, xp, fp, ends):
+    """Refuse points on a knot where the interpolant's limits from the left
+    and right differ: a repeated knot with two values, or an end of xp where
+    `left` or `right` (`ends`) is not fp's value there. The check is kept in
+    the generated code, which refuses such data."""
+    first = np.searchsorted(xp, points, side="left")  # the run of knots equal to a point
+    last = np.searchsorted(xp, points, side="right") - 1
+    count = np.size(xp)
+    from_left = np.where(first == 0, ends[0], fp[np.clip(first, 0, count - 1)])
+    from_right = np.where(last == count - 1, ends[1], fp[np.clip(last, 0, count - 1)])
+    if np.any((last >= first) & (from_left != from_right)):
+        raise NotImplementedError(
+            "np.interp has no derivative in x or xp at a point where the interpolant jumps "
+            "(a repeated knot with two values, or an end of xp where left= or right= differs "
+            "from fp); move the point off the knot, or stop differentiating x and xp")
+
+
 def segment_slope(points, xp, fp, side):
     j, t = interpolation_segment(points, xp, side)
-    return j, t, (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j])
+    width = xp[j + 1] - xp[j]
+    return j, t, (fp[j + 1] - fp[j]) / (width if distinct_knots(xp) else
+                                         np.where(width == 0, 1.0, width))
 
 
 def interpolation_slope_x(g, points, xp, fp, side, on):

@@ -84,6 +84,138 @@ def cumprod(dy, y, a, axis=None, dtype=None):
         da = cumprod_gradient(dy, y, a, axis)
 
 
+# --- NaN-aware reductions: NaNs are left out, and get no gradient ----------------
+
+
+@adjoint(np.nansum)
+def nansum(dy, y, a, axis=None, dtype=None, out=None, keepdims=False):
+    """np.sum with NaNs counted as 0."""
+    da = masked(spread(dy, a, axis, keepdims), ~np.isnan(a))
+
+
+@adjoint(np.nanmean)
+def nanmean(dy, y, a, axis=None, dtype=None, out=None, keepdims=False):
+    """The mean of the numbers: each gets 1 / their count (an all-NaN slice none)."""
+    numbers = ~np.isnan(a)
+    count = np.sum(numbers, axis=axis, keepdims=True)
+    da = masked(expand(dy, a, axis, keepdims) / np.maximum(count, 1), numbers)
+
+
+@adjoint(np.nanvar)
+def nanvar(dy, y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """np.var of the numbers in each slice, their count less ddof dividing."""
+    numbers, centred, count = nan_centred(a, axis, ddof)
+    da = masked(expand(dy, a, axis, keepdims) * (2.0 / count) * centred, numbers)
+
+
+@adjoint(np.nanstd)
+def nanstd(dy, y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """np.std of the numbers in each slice, their count less ddof dividing."""
+    numbers, centred, count = nan_centred(a, axis, ddof)
+    da = masked(expand(dy / y, a, axis, keepdims) * centred / count, numbers)
+
+
+def nan_centred(a, axis, ddof):
+    """Where a holds numbers, a less the mean of its slice's numbers (NaN at a
+    NaN, to be masked), and the count of numbers less ddof in each slice (axes
+    kept)."""
+    numbers = ~np.isnan(a)
+    centred = a - np.nanmean(a, axis=axis, keepdims=True)
+    return numbers, centred, np.sum(numbers, axis=axis, keepdims=True) - ddof
+
+
+@adjoint(np.nanmax, np.nanmin)
+def nan_extreme(dy, y, a, axis=None, out=None, keepdims=False):
+    """As np.max: the elements equal to the extreme share its gradient evenly
+    (a NaN equals nothing, so gets none)."""
+    mask = a == expand(y, a, axis, keepdims)
+    da = masked(expand(dy, a, axis, keepdims) / np.maximum(np.sum(mask, axis=axis, keepdims=True),
+                                                           1), mask)
+
+
+@adjoint(np.nanprod)
+def nanprod(dy, y, a, axis=None, dtype=None, out=None, keepdims=False):
+    """np.prod with NaNs counted as 1: each number gets the product of the others."""
+    numbers = ~np.isnan(a)
+    da = masked(expand(dy, a, axis, keepdims) * product_of_others(np.where(numbers, a, 1.0), axis),
+                numbers)
+
+
+@adjoint(np.nancumsum)
+def nancumsum(dy, y, a, axis=None, dtype=None, out=None):
+    """np.cumsum with NaNs counted as 0."""
+    if axis is None:
+        da = masked(np.reshape(reverse_cumsum(dy, 0), np.shape(a)), ~np.isnan(a))
+    else:
+        da = masked(reverse_cumsum(dy, axis), ~np.isnan(a))
+
+
+@adjoint(np.nancumprod)
+def nancumprod(dy, y, a, axis=None, dtype=None, out=None):
+    """np.cumprod with NaNs counted as 1."""
+    numbers = ~np.isnan(a)
+    ones = np.where(numbers, a, 1.0)
+    if axis is None:
+        da = masked(np.reshape(cumprod_gradient(dy, y, np.ravel(ones), 0), np.shape(a)), numbers)
+    else:
+        da = masked(cumprod_gradient(dy, y, ones, axis), numbers)
+
+
+# --- reductions written as ufunc methods: axis 0 unless told ---------------------
+
+
+@adjoint(np.add.reduce)
+def add_reduce(dy, y, array, axis=0, dtype=None, out=None, keepdims=False, initial=None,
+               where=True):
+    """np.sum; an initial value is added to every result."""
+    refuse_where(where, "np.add.reduce")
+    darray = spread(dy, array, axis, keepdims)
+    dinitial = np.sum(dy)
+
+
+@adjoint(np.multiply.reduce)
+def multiply_reduce(dy, y, array, axis=0, dtype=None, out=None, keepdims=False, initial=None,
+                    where=True):
+    """np.prod; an initial value multiplies every result."""
+    refuse_where(where, "np.multiply.reduce")
+    g = expand(dy, array, axis, keepdims)
+    others = product_of_others(array, axis)
+    darray = g * others if initial is None else g * others * initial
+    dinitial = np.sum(g * np.prod(array, axis=axis, keepdims=True))
+
+
+@adjoint(np.maximum.reduce, np.minimum.reduce)
+def extreme_reduce(dy, y, array, axis=0, dtype=None, out=None, keepdims=False, initial=None,
+                   where=True):
+    """As np.max and np.min: ties share the gradient evenly."""
+    refuse_where(where, "np.maximum.reduce and np.minimum.reduce")
+    if initial is not None:
+        raise NotImplementedError("the gradient of np.maximum.reduce and np.minimum.reduce "
+                                  "with initial= is not provided; write "
+                                  "np.maximum(initial, np.max(array, axis)) instead")
+    mask = array == expand(y, array, axis, keepdims)
+    darray = masked(expand(dy, array, axis, keepdims) / np.sum(mask, axis=axis, keepdims=True),
+                    mask)
+
+
+def refuse_where(where, name):
+    if where is not True:
+        raise NotImplementedError(f"the gradient of {name} with where= is not provided; "
+                                  "mask the array first (np.where(mask, array, identity))")
+
+
+@adjoint(np.add.accumulate)
+def add_accumulate(dy, y, array, axis=0, dtype=None, out=None):
+    """np.cumsum along one axis."""
+    darray = reverse_cumsum(dy, axis)
+
+
+@adjoint(np.multiply.accumulate)
+def multiply_accumulate(dy, y, array, axis=0, dtype=None, out=None):
+    """np.cumprod along one axis: exact with zeros too."""
+    darray = cumprod_gradient(dy, y, array, axis)
+
+
 @adjoint(np.linalg.norm)
 def norm(dy, y, x, ord=None, axis=None, keepdims=False):
     """Vector norms of any order p; the Frobenius, spectral (2), smallest

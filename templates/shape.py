@@ -223,7 +223,10 @@ def pad(dy, y, array, pad_width, mode="constant", constant_values=0, reflect_typ
     """Constant padding: the gradient is the middle again, and each constant
     gets the sum over the region it fills. 'edge', 'reflect', 'symmetric' and
     'wrap' fill with copies of the array's samples, axis by axis: the copies'
-    gradients are added back onto the samples they copy."""
+    gradients are added back onto the samples they copy. pad_width and
+    constant_values are read as NumPy reads them (((1,), (2,)) pads axis 0 by
+    1 and axis 1 by 2 on both sides), and pad_width may be a dict {axis: width
+    or (before, after)}."""
     widths = pad_pairs(pad_width, np.ndim(array))
     if mode == "constant":
         darray = dy[tuple(slice(before, before + n) for (before, _), n in
@@ -243,16 +246,35 @@ def pad(dy, y, array, pad_width, mode="constant", constant_values=0, reflect_typ
 
 def pad_pairs(pad_width, ndim):
     """np.pad's widths as (before, after) for each axis, as NumPy reads them:
-    one number for all, one pair for every axis, or a pair per axis."""
-    size = np.size(pad_width)
-    if size == 1:
-        width = int(np.ravel(pad_width)[0])
-        return [(width, width)] * ndim
-    if size == 2 and np.shape(pad_width) != (2, 2):
-        before, after = (int(w) for w in np.ravel(pad_width))
-        return [(before, after)] * ndim
+    a dict {axis: width or (before, after)} names some axes, the rest unpadded;
+    anything else is read as by pair_layout."""
+    if isinstance(pad_width, dict):
+        pairs = [(0, 0)] * ndim
+        for axis, width in pad_width.items():
+            pairs[axis] = (width, width) if np.ndim(width) == 0 else tuple(width)
+        return [(int(before), int(after)) for before, after in pairs]
+    layout = pair_layout(np.shape(pad_width))
+    widths = np.ravel(pad_width)
+    if layout == "one":
+        return [(int(widths[0]), int(widths[0]))] * ndim
+    if layout == "pair":
+        return [(int(widths[0]), int(widths[1]))] * ndim
     return [(int(before), int(after)) for before, after in
             np.broadcast_to(np.asarray(pad_width), (ndim, 2)).tolist()]
+
+
+def pair_layout(shape):
+    """How np.pad reads an argument of this shape as (before, after) pairs for
+    every axis (NumPy's `_as_pairs`): "one" number for both sides of every axis
+    (`2`, `(2,)`, `((2,),)`); one "pair" for every axis (`(1, 2)`,
+    `((1, 2),)`); else it is "broadcast" to (ndim, 2), so `((1,), (2,))` gives
+    axis 0 the pair (1, 1) and axis 1 the pair (2, 2)."""
+    size = int(np.prod(shape))
+    if len(shape) < 3 and size == 1:
+        return "one"
+    if len(shape) < 3 and size == 2 and tuple(shape) != (2, 1):
+        return "pair"
+    return "broadcast"
 
 
 def padding_sources(n, before, after, mode):
@@ -319,11 +341,11 @@ def constant_values_back(dy, array, widths, constant_values):
         end = np.shape(dy)[axis]
         sums.append([np.sum(dy[tuple([slice(None)] * axis + [side] + middle[axis + 1:])])
                      for side in (slice(0, before), slice(end - after, end))])
-    size = np.size(constant_values)
-    if size == 1:
+    layout = pair_layout(np.shape(constant_values))
+    if layout == "one":
         g = sum(side for pair in sums for side in pair)
         g = g if np.ndim(constant_values) == 0 else np.reshape(g, np.shape(constant_values))
-    elif size == 2 and np.shape(constant_values) != (2, 2):
+    elif layout == "pair":
         g = np.reshape(np.array([sum(pair[0] for pair in sums), sum(pair[1] for pair in sums)]),
                        np.shape(constant_values))
     else:

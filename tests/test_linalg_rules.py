@@ -159,6 +159,49 @@ def test_eig_checks_its_data_when_the_gradient_runs():
         df(rotation)
 
 
+# --- np.linalg.eigh at repeated eigenvalues ----------------------------------------
+
+
+def symmetric(n, seed=0):
+    b = normal((n, n), seed)
+    return b + b.T
+
+
+def test_eigh_eigenvectors_at_repeated_eigenvalues_are_refused():
+    refused(lambda a: np.linalg.eigh(a)[1][:, 0], np.diag([1.0, 1.0, 2.0]),
+            match="eigenvectors needs distinct eigenvalues")
+    refused(lambda a: np.linalg.eigh(a).eigenvectors ** 2, np.eye(3),
+            match="eigenvectors needs distinct eigenvalues")
+
+
+def test_eigh_eigenvalues_at_repeated_eigenvalues_are_allowed():
+    """A symmetric function of the eigenvalues (here their sum of squares) is
+    smooth through a repeated one: the rule gives its gradient, V diag(dw) V^T."""
+    a = np.diag([1.0, 1.0, 2.0])
+    check(lambda a: np.sum(np.linalg.eigh(a)[0] ** 2), a)
+    _, g = ys.grad(lambda a: np.sum(np.linalg.eigh(a)[0] ** 2), a)
+    assert np.allclose(g[0], np.diag([2.0, 2.0, 4.0]))
+
+
+def test_eigh_eigenvectors_check_their_data_when_the_gradient_runs():
+    def top_vector(a):
+        return np.sum(np.linalg.eigh(a)[1][:, -1] ** 3)
+
+    df = ys.simplegrad(top_vector, symmetric(3))
+    assert "ControlFlowChanged" in df.source
+    with pytest.raises(ValueError, match="goes the other way"):
+        df(np.diag([1.0, 1.0, 2.0]))
+    df(symmetric(3, seed=1))  # distinct eigenvalues: the gradient runs
+
+
+@SETTINGS
+@given(seed=st.integers(0, 1000), batch=st.sampled_from([(), (2,)]))
+def test_eigh_eigenvectors_with_distinct_eigenvalues(seed, batch):
+    """Signs fixed by squaring: an eigenvector is defined up to its sign."""
+    b = normal(batch + (3, 3), seed)
+    check(lambda a: np.linalg.eigh(a)[1] ** 2, b + np.swapaxes(b, -1, -2), rtol=1e-4, atol=1e-6)
+
+
 # --- np.linalg.matrix_power --------------------------------------------------------
 
 

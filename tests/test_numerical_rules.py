@@ -298,6 +298,48 @@ def test_interp_of_lists():
     check(lambda c, x: np.interp(x, [0.0, c, 2.0], [c, 2.0, 0.5]), 0.4, uniform(5, 0, 2))
 
 
+REPEATED_KNOTS = np.array([0.0, 1.0, 1.0, 2.0, 3.0, 3.0])  # jumps at 1 and at the end, 3
+
+
+@SETTINGS
+@given(seed=st.integers(0, 100))
+def test_interp_with_repeated_knots_away_from_them(seed):
+    x = uniform(6, -0.5, 3.5, seed)
+    check(lambda x, xp, fp: np.interp(x, xp, fp), x, REPEATED_KNOTS, uniform(6, seed=2))
+
+
+def test_interp_values_at_a_jump_get_the_weight_numpy_gives_them():
+    """At a repeated knot NumPy takes the value to the right (the last at the
+    end): linear in fp there too, and never divided by the zero-width segment."""
+    check(lambda fp: np.interp(np.array([1.0, 3.0, 0.0]), REPEATED_KNOTS, fp), uniform(6))
+
+
+def test_interp_at_a_repeated_knot_with_one_value_takes_the_mean_of_both_sides():
+    check(lambda x: np.interp(x, [0.0, 1.0, 1.0, 2.0], [0.0, 1.0, 1.0, 6.0]), 1.0)
+
+
+@pytest.mark.parametrize("case", [
+    (lambda x: np.interp(x, [0.0, 1.0, 1.0, 2.0], [0.0, 1.0, 5.0, 6.0]), (1.0,)),
+    (lambda xp: np.interp(1.0, xp, [0.0, 1.0, 5.0, 6.0]), (np.array([0.0, 1.0, 1.0, 2.0]),)),
+    (lambda x: np.interp(x, [0.0, 1.0], [0.0, 1.0], right=3.0), (1.0,)),
+    (lambda x: np.interp(x, [0.0, 1.0], [0.0, 1.0], left=-1.0), (0.0,)),
+], ids=["x on a repeated knot", "xp", "right= at the end", "left= at the start"])
+def test_interp_where_it_jumps_is_refused(case):
+    fn, args = case
+    with pytest.raises(NoDiffRuleError, match="no derivative in x or xp at a point where the "
+                                              "interpolant jumps"):
+        ys.grad(lambda *args: np.sum(fn(*args)), *args)
+
+
+def test_interp_checks_for_jumps_when_the_gradient_runs():
+    def curve(x):
+        return np.sum(np.interp(x, REPEATED_KNOTS, np.arange(6.0)))
+
+    df = ys.simplegrad(curve, np.array([0.5, 1.5]))
+    with pytest.raises(ValueError, match="goes the other way"):
+        df(np.array([0.5, 1.0]))
+
+
 def test_periodic_interp_is_refused():
     with pytest.raises(NoDiffRuleError, match="period=None"):
         ys.grad(lambda fp: np.sum(np.interp(0.3, [0.0, 1.0], fp, period=2.0)), uniform(2))
@@ -319,9 +361,48 @@ def test_pad(shape, mode, data):
     check(lambda a: np.pad(a, widths, mode=mode), uniform(shape))
 
 
-@pytest.mark.parametrize("pad_width", [2, (1, 3), ((1, 2), (0, 3))], ids=str)
-def test_pad_width_spellings(pad_width):
-    check(lambda a: np.pad(a, pad_width, mode="symmetric"), uniform((3, 4)))
+def pad_width_spelling(spelling, ndim, widths):
+    """np.pad's pad_width written one of the ways NumPy reads: `widths` holds
+    at least 2 * ndim numbers to draw from."""
+    b, a = widths[0], widths[1]
+    return {
+        "int": b,
+        "(n,)": (b,),
+        "(b, a)": (b, a),
+        "((b, a),)": ((b, a),),
+        "((b,), (a,))": ((b,), (a,)),  # 2-D only: axis 0 gets (b, b), axis 1 (a, a)
+        "one per axis": tuple((widths[i],) for i in range(ndim)),
+        "pair per axis": tuple((widths[2 * i], widths[2 * i + 1]) for i in range(ndim)),
+        "dict": {-1: (b, a), 0: widths[2]} if ndim > 1 else {0: b},
+    }[spelling]
+
+
+PAD_WIDTH_SPELLINGS = ["int", "(n,)", "(b, a)", "((b, a),)", "((b,), (a,))", "one per axis",
+                       "pair per axis", "dict"]
+
+
+@SETTINGS
+@given(shape=st.lists(st.integers(2, 4), min_size=1, max_size=3).map(tuple),
+       spelling=st.sampled_from(PAD_WIDTH_SPELLINGS),
+       mode=st.sampled_from(["constant", "edge", "reflect", "symmetric", "wrap"]),
+       widths=st.lists(st.integers(0, 3), min_size=6, max_size=6))
+def test_pad_width_spellings(shape, spelling, mode, widths):
+    """Every way NumPy reads pad_width, in every mode: (1,) and ((1,), (2,))
+    are one width per axis for both sides, not a (before, after) pair."""
+    pad_width = pad_width_spelling(spelling, len(shape), widths)
+    if spelling == "((b,), (a,))" and len(shape) != 2:
+        with pytest.raises(ValueError):  # NumPy cannot broadcast (2, 1) to (ndim, 2)
+            np.pad(uniform(shape), pad_width)
+        return
+    check(lambda a: np.pad(a, pad_width, mode=mode), uniform(shape))
+
+
+def test_pad_width_of_one_width_per_axis_pads_both_sides():
+    """NumPy reads ((1,), (2,)) as ((1, 1), (2, 2)); the rule slices so too."""
+    a = uniform((3, 4))
+    assert np.shape(np.pad(a, ((1,), (2,)))) == (5, 8)
+    for mode in ("constant", "edge", "reflect", "symmetric", "wrap"):
+        check(lambda a: np.pad(a, ((1,), (2,)), mode=mode), a)
 
 
 @pytest.mark.parametrize("values", [0.3, np.array([0.3, -0.2]), np.array([[0.3, -0.2]]),
@@ -333,6 +414,29 @@ def test_pad_constant_values_get_the_sum_of_what_they_fill(values):
 
 def test_pad_constant_values_as_a_tuple_of_numbers():
     check(lambda a, c, d: np.pad(a, 2, constant_values=(c, d)), uniform(3), 0.3, -0.4)
+
+
+@SETTINGS
+@given(shape=st.lists(st.integers(1, 3), min_size=1, max_size=3).map(tuple),
+       values_shape=st.sampled_from(["()", "(1,)", "(2,)", "(1, 2)", "(1, 1)", "(2, 1)",
+                                     "(ndim, 1)", "(ndim, 2)"]),
+       widths=st.lists(st.integers(0, 2), min_size=6, max_size=6))
+def test_pad_constant_values_spellings(shape, values_shape, widths):
+    """constant_values is read as pad_width is: (2, 1) for a 2-D array is one
+    value per axis for both sides."""
+    ndim = len(shape)
+    values = uniform(eval(values_shape, {"ndim": ndim}), seed=3)
+    pad_width = tuple((widths[2 * i], widths[2 * i + 1]) for i in range(ndim))
+    try:
+        np.pad(uniform(shape), pad_width, constant_values=values)
+    except ValueError:  # shapes NumPy cannot broadcast to (ndim, 2)
+        return
+    check(lambda a, c: np.pad(a, pad_width, constant_values=c), uniform(shape), values)
+
+
+def test_pad_constant_values_of_one_value_per_axis():
+    check(lambda a, c, d: np.pad(a, ((1, 2), (3, 1)), constant_values=((c,), (d,))),
+          uniform((2, 3)), 0.3, -0.4)
 
 
 @pytest.mark.parametrize("options", [{"mode": "mean"}, {"mode": "linear_ramp"},

@@ -11,9 +11,9 @@ Piecewise constant in every argument (`nondifferentiable`):
   isposinf, signbit, iscomplex, isreal, isclose, allclose, array_equal, all, any;
 - constant between jumps: floordiv, floor_divide, sign, floor, ceil, round,
   rint, trunc, fix, spacing;
-- integer results: argmax, argmin, argsort, nonzero, flatnonzero, argwhere,
-  searchsorted, digitize, count_nonzero, shape, ndim, size, diag_indices,
-  tril_indices, triu_indices, indices;
+- integer results: argmax, argmin, nanargmax, nanargmin, argsort, nonzero,
+  flatnonzero, argwhere, searchsorted, digitize, count_nonzero, shape, ndim,
+  size, diag_indices, tril_indices, triu_indices, indices;
 - read only shapes, integers and dtypes: zeros, ones, empty, eye, identity,
   tri, and zeros_like, ones_like, empty_like (only `a`'s shape is read).
 
