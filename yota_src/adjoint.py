@@ -88,22 +88,25 @@ _UFUNC_OPTIONS = ("dtype", "casting", "order", "subok", "signature", "where")
 
 
 def _propagate(unroller: Unroller, op: Call, dy, active: set, grads: dict) -> None:
+    def spelled() -> str:  # for messages only: not worked out for every op
+        return _spelling(op, unroller.input_names)
+
     template = rules.template_for(op.fn)
     if template is None:
         if rules.is_nondifferentiable(op.fn):
             return
         reason = rules.refusal_for(op.fn)
         if reason is not None:
-            raise NoDiffRuleError(f"no gradient through {_spelling(op)}: {reason}",
+            raise NoDiffRuleError(f"no gradient through {spelled()}: {reason}",
                                   op.loc, hint="Keep differentiated values out of its "
                                   "arguments, or pass them through a differentiable function.")
-        raise NoDiffRuleError(f"no gradient rule for {_spelling(op)}", op.loc,
+        raise NoDiffRuleError(f"no gradient rule for {spelled()}", op.loc,
                               hint=_rule_hint(op.fn))
     traced = lambda ref: Traced(ref, unroller.values[ref], unroller)  # noqa: E731
     args, kwargs = map_refs(op.args, traced), map_refs(op.kwargs, traced)
     if isinstance(op.fn, np.ufunc):  # np.add(x, y, dtype=...): the same derivative
         if kwargs.get("where", True) is not True:
-            raise NoDiffRuleError(f"{_spelling(op)}(..., where=...) is not supported",
+            raise NoDiffRuleError(f"{spelled()}(..., where=...) is not supported",
                                   op.loc, hint="Use np.where(mask, f(x), other) instead.")
         kwargs = {k: v for k, v in kwargs.items() if k not in _UFUNC_OPTIONS}
     skip = rules.nodiff_args(op.fn)
@@ -115,22 +118,22 @@ def _propagate(unroller: Unroller, op: Call, dy, active: set, grads: dict) -> No
     try:
         pairs = unroller.run_template(template, dy, y, args, kwargs, wants, op.loc)
     except (TypeError, NotImplementedError) as error:
-        raise NoDiffRuleError(f"the rule for {_spelling(op)} does not apply here: {error}",
+        raise NoDiffRuleError(f"the rule for {spelled()} does not apply here: {error}",
                               op.loc) from None
     except (ZeroDivisionError, np.linalg.LinAlgError) as error:
         # Python arithmetic on floats (or a singular matrix) where the derivative is
         # infinite or does not exist: said at the user's line, not as a crash inside a rule.
         raise NoDiffRuleError(
-            f"the rule for {_spelling(op)} fails at these values ({error}): the "
+            f"the rule for {spelled()} fails at these values ({error}): the "
             "derivative is infinite or does not exist here", op.loc,
             hint="Differentiate at other values, or keep this value out of what is "
                  "differentiated.") from None
     for name, _, grad in pairs:
         if grad is None:  # a rule that skips an input would give a silently wrong zero
             raise NoDiffRuleError(
-                f"the rule for {_spelling(op)} gives no gradient for its argument "
+                f"the rule for {spelled()} gives no gradient for its argument "
                 f"{name!r}", op.loc,
-                hint=f"Assign d{name} in the rule, or declare ys.nodiff({_spelling(op)}, "
+                hint=f"Assign d{name} in the rule, or declare ys.nodiff({spelled()}, "
                      f"\"{name}\") if no gradient should flow into it.")
     saved, unroller.loc = unroller.loc, contexts.gradient_location(op.loc)
     try:
@@ -140,11 +143,12 @@ def _propagate(unroller: Unroller, op: Call, dy, active: set, grads: dict) -> No
         unroller.loc = saved
 
 
-def _spelling(op: Call) -> str:
-    """The primitive as the user's code spells it: `rng.normal`, not `draw`."""
+def _spelling(op: Call, names: dict | None = None) -> str:
+    """The primitive as the user's code spells it: `rng.normal`, not `draw`
+    (`names`: the unroller's expressions for its inputs)."""
     if op.fn is primitives.draw:
         generator = op.args[0]
-        owner = generator.hint if isinstance(generator, Op) and generator.hint else "generator"
+        owner = (names or {}).get(generator) or getattr(generator, "hint", None) or "generator"
         return f"{owner}.{op.args[1]}"
     return display_name(op.fn)
 
