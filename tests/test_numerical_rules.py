@@ -377,8 +377,16 @@ def pad_width_spelling(spelling, ndim, widths):
     }[spelling]
 
 
+def _pads_by_dict() -> bool:
+    try:
+        np.pad(np.zeros(2), {0: 1})
+    except TypeError:  # NumPy before 2.4: widths are integers only
+        return False
+    return True
+
+
 PAD_WIDTH_SPELLINGS = ["int", "(n,)", "(b, a)", "((b, a),)", "((b,), (a,))", "one per axis",
-                       "pair per axis", "dict"]
+                       "pair per axis"] + (["dict"] if _pads_by_dict() else [])
 
 
 @SETTINGS
