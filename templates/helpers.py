@@ -273,3 +273,15 @@ def full_index(indices, axis):
     grids = [np.reshape(np.arange(n), tuple(n if j == i else 1 for j in range(ndim)))
              for i, n in enumerate(np.shape(indices))]
     return tuple(indices if i == axis else grids[i] for i in range(ndim))
+
+
+# How close, relative to the largest, two computed eigenvalues or singular
+# values may be and still count as equal: LAPACK gives equal ones a few ulps
+# apart, and dividing by such a gap gives gradients of 1e15 instead of a refusal.
+ROUNDING = 64 * np.finfo(np.float64).eps
+
+
+def indistinct(a, b, values):
+    """Where `a` and `b` (from the decomposition that gave `values`) are equal
+    up to rounding."""
+    return np.abs(a - b) <= ROUNDING * np.max(np.abs(values))

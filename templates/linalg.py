@@ -18,7 +18,7 @@ from .contractions import (
     tensordot_left,
     tensordot_right,
 )
-from .helpers import cast, product_of_others, sum_to_shape, unbroadcast
+from .helpers import cast, indistinct, product_of_others, sum_to_shape, unbroadcast
 
 
 @adjoint(operator.matmul, np.matmul)
@@ -170,7 +170,7 @@ def eigh(dy, y, a, UPLO="L"):
     else:
         gaps = np.expand_dims(w, -2) - np.expand_dims(w, -1)
         n = np.shape(w)[-1]
-        if np.any((gaps == 0) & (np.eye(n) == 0)):
+        if np.any(indistinct(gaps, 0.0, w) & (np.eye(n) == 0)):
             raise NotImplementedError(
                 "the gradient of np.linalg.eigh's eigenvectors needs distinct eigenvalues; "
                 "where two are equal, the eigenvectors are any basis of their space and are "
@@ -315,7 +315,7 @@ def singular_vector_gradient(dy, factors, m, n):
     squares = s * s
     gaps = np.expand_dims(squares, -2) - np.expand_dims(squares, -1)  # s_j^2 - s_i^2
     off = np.eye(k) == 0
-    if np.any(off & (gaps == 0)) or (m != n and np.any(s == 0)):
+    if np.any(off & indistinct(gaps, 0.0, squares)) or (m != n and np.any(indistinct(s, 0.0, s))):
         raise NotImplementedError(
             "the gradient of np.linalg.svd's U and Vt needs distinct singular values "
             "(and non-zero ones for a matrix that is not square); where they repeat, the "
@@ -382,7 +382,7 @@ def require_real_distinct_eigenvalues(w):
     if np.iscomplexobj(w) or np.any(np.iscomplex(w)):  # the second is checked when it runs
         raise NotImplementedError("the gradient of np.linalg.eig covers real eigenvalues; "
                                   "this matrix has complex ones")
-    if np.any((np.expand_dims(w, -2) == np.expand_dims(w, -1)) & (np.eye(n) == 0)):
+    if np.any(indistinct(np.expand_dims(w, -2), np.expand_dims(w, -1), w) & (np.eye(n) == 0)):
         raise NotImplementedError(
             "the gradient of np.linalg.eig needs distinct eigenvalues: where two are equal, "
             "the eigenvectors (and, for a matrix without a full set of them, the eigenvalues) "

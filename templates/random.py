@@ -65,7 +65,15 @@ def draw_gradients(method, dy, y, args, kwargs):
 
 
 def pathwise(method, dy, y, p):
-    """Each parameter's gradient, in the sample's shape."""
+    """Each parameter's gradient, in the sample's shape. The noise is read
+    back from the sample, which a spread of 0 makes impossible (refused, and
+    checked where the generated code runs)."""
+    spread = p["high"] - p["low"] if method == "uniform" else \
+        p["sigma"] if method == "lognormal" else p["scale"]
+    if np.any(np.asarray(spread) == 0):
+        raise NotImplementedError(
+            f"the gradient of a {method}() draw is read from the noise it drew, which a "
+            "spread of 0 hides; draw standard noise and transform it (mu + sigma * noise)")
     if method == "lognormal":
         return {"mean": dy * y, "sigma": dy * y * (np.log(y) - p["mean"]) / p["sigma"]}
     if method == "uniform":

@@ -12,6 +12,7 @@ from .helpers import (
     cast,
     cumprod_gradient,
     expand,
+    indistinct,
     masked,
     product_of_others,
     reverse_cumsum,
@@ -253,13 +254,14 @@ def singular_value_norm_gradient(g, x, ord, axis):
                              full_matrices=False)
     k = np.shape(s)[-1]
     if ord == "nuc":
-        if np.any(s == 0):
+        if np.any(indistinct(s, 0.0, s)):
             raise NotImplementedError("the nuclear norm is not differentiable at a matrix with a "
                                       "singular value 0 (below full rank)")
         direction = u @ vt
     else:
         pick, beside = (0, 1) if ord == 2 else (k - 1, k - 2)
-        if (k > 1 and np.any(s[..., pick] == s[..., beside])) or (ord == -2 and np.any(s == 0)):
+        if (k > 1 and np.any(indistinct(s[..., pick], s[..., beside], s))) \
+                or (ord == -2 and np.any(indistinct(s, 0.0, s))):
             raise NotImplementedError(
                 f"the matrix norm ord={ord} is not differentiable where its singular value "
                 "repeats" + (" or is 0" if ord == -2 else ""))

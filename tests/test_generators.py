@@ -147,7 +147,8 @@ def test_sending_a_value_to_a_generator_not_started_is_python_s_type_error():
         ys.grad(f, np.ones(2))
 
 
-def test_an_error_thrown_into_a_generator_comes_out_as_in_python():
+@pytest.mark.parametrize("thrown", [KeyError("stop here"), KeyError])
+def test_an_error_thrown_into_a_generator_comes_out_as_in_python(thrown):
     def f(x):
         def inner():
             yield x
@@ -158,9 +159,9 @@ def test_an_error_thrown_into_a_generator_comes_out_as_in_python():
 
         g = outer()
         next(g)
-        return g.throw(KeyError("stop here"))
+        return g.throw(thrown)
 
-    with pytest.raises(KeyError, match="stop here"):
+    with pytest.raises(KeyError):
         ys.grad(f, np.ones(2))
 
 

@@ -388,3 +388,53 @@ def test_a_user_class_s_operators_with_a_traced_operand_are_its_own(f):
     W, x = np.array([[1.5, 0.3], [-0.2, 2.0]]), np.array([0.7, -1.1])
     assert ys.grad(f, W, x)[0] == pytest.approx(f(W, x))
     ys.check_grad(f, W, x)
+
+
+class Poly:
+    """Operators whose bodies decide from their operand's type and call
+    NumPy: unrolled like any method, not run natively."""
+
+    def __init__(self, c):
+        self.c = c
+
+    def __mul__(self, o):
+        if isinstance(o, np.ndarray):
+            return Poly(self.c * o)
+        return Poly(self.c + o)
+
+    def __iadd__(self, o):
+        self.c = self.c + 2.0 * o  # not __add__: Python calls __iadd__ for +=
+        return self
+
+    def __add__(self, o):
+        return Poly(self.c + o)
+
+    def __radd__(self, o):
+        return Poly(np.tanh(self.c) + o)
+
+    def __gt__(self, o):
+        return np.sum(self.c) > o
+
+    def __neg__(self):
+        return Poly(-np.sin(self.c))
+
+    def __abs__(self):
+        return Poly(np.abs(self.c) + 1.0)
+
+
+def poly_operators(c, x):
+    p = Poly(c) * x
+    p += x
+    q = 1 + Poly(c)
+    r = -Poly(x)
+    s = abs(Poly(c - x))
+    bonus = 2.0 if 0.0 < Poly(c) else 3.0  # reflected: Poly.__gt__
+    return np.sum(p.c ** 2) + np.sum(q.c * r.c) + np.sum(s.c) * bonus
+
+
+def test_user_operators_are_unrolled_in_the_order_python_tries_them():
+    c, x = np.array([0.5, 1.5]), np.array([2.0, -1.0])
+    assert ys.grad(poly_operators, c, x)[0] == pytest.approx(poly_operators(c, x))
+    ys.check_grad(poly_operators, c, x)
+    with pytest.raises(ys.errors.ControlFlowChanged):  # the reflected test was guarded
+        ys.grad(poly_operators, -c, x)

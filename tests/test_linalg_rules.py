@@ -295,3 +295,23 @@ def test_einsum_diagonals(subscripts, shapes):
 
 def test_einsum_diagonal_in_the_interleaved_form():
     check(lambda a: np.einsum(a, [0, 0, 1], [1]), normal((2, 2, 3)))
+
+
+def _rotated(values, seed=0):
+    """A symmetric matrix with these eigenvalues: equal ones come back from
+    LAPACK a few ulps apart, not equal."""
+    q, _ = np.linalg.qr(np.random.default_rng(seed).normal(size=(len(values),) * 2))
+    return q @ np.diag(values) @ q.T
+
+
+@pytest.mark.parametrize("f, a, match", [
+    (lambda a: np.sum(np.linalg.eigh(a)[1][:, 0] ** 4), _rotated([1.0, 1.0, 3.0]),
+     "eigenvectors needs distinct eigenvalues"),
+    (lambda a: np.sum(np.linalg.svd(a)[0][:, 0] ** 3), _rotated([2.0, 2.0, 5.0]),
+     "needs distinct singular values"),
+    (lambda a: np.linalg.norm(a, "nuc"), normal((3, 2)) @ normal((2, 3), seed=1),
+     "singular value 0"),
+    (lambda a: np.linalg.norm(a, 2), _rotated([4.0, 4.0, 1.0]), "repeats"),
+], ids=["eigh", "svd", "nuclear norm below full rank", "spectral norm"])
+def test_values_equal_up_to_rounding_count_as_equal(f, a, match):
+    refused(f, a, match=match)

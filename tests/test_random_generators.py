@@ -186,3 +186,31 @@ def test_draws_run_in_the_order_the_function_makes_them(make):
     assert ys.grad(global_draws_within_one_line, x)[0] == pytest.approx(
         global_draws_within_one_line(x))
     ys.check_grad(global_draws_within_one_line, x)
+
+
+def draws_into_buffers(mu, s, rng):
+    noise = np.empty(3)
+    rng.standard_normal(out=noise)
+    u = np.zeros((2, 2))
+    rng.random(out=u)
+    gamma = np.empty(2)
+    rng.standard_gamma(2.0, out=gamma)
+    return np.sum((mu + s * noise) ** 2) + np.sum(u * s) + np.sum(gamma * mu[:2])
+
+
+def test_draws_into_an_out_buffer_draw_one_number_per_element():
+    mu, s = np.array([0.3, -0.2, 0.5]), 0.7
+    for seed in (0, 1):
+        value = ys.grad(draws_into_buffers, mu, s, np.random.default_rng(seed))[0]
+        assert value == pytest.approx(draws_into_buffers(mu, s, np.random.default_rng(seed)))
+        ys.check_grad(draws_into_buffers, mu, s, np.random.default_rng(seed))
+
+
+@pytest.mark.parametrize("f", [
+    lambda mu, rng: np.sum(rng.normal(mu, 0.0 * mu[0], size=3)),
+    lambda mu, rng: np.sum(rng.uniform(mu[0], mu[0], size=3)),
+    lambda mu, rng: np.sum(rng.exponential(mu * 0.0)),
+], ids=["normal", "uniform", "exponential"])
+def test_a_draw_with_no_spread_is_refused_rather_than_nan(f):
+    with pytest.raises(ys.errors.NoDiffRuleError, match="spread of 0"):
+        ys.grad(f, np.array([0.4, 0.9, 1.3]), np.random.default_rng(0))

@@ -136,6 +136,10 @@ def _text_to_number(fn):
 
 def _traced_primitive(fn):
     def handler(unroller, args, kwargs, node, frame):
+        if fn is abs and len(args) == 1 and not kwargs:  # the class's __abs__, unrolled
+            result = unroller.operator_method(args[0], f"__{fn.__name__}__")
+            if result is not NotImplemented:
+                return result
         if has_traced((args, kwargs)):
             return unroller.primitive(fn, args, kwargs)
         return fn(*args, **kwargs)

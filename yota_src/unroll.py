@@ -198,20 +198,9 @@ def inlinable(fn) -> bool:
     return module.split(".")[0] not in OPAQUE_PACKAGES | STANDARD_LIBRARY
 
 
-def _user_operator(fn, left, right):
-    """`layer @ x` where the user's class defines `__matmul__` (or `x @ layer`
-    and `__rmatmul__`): its method, as Python would call it; NotImplemented
-    where neither side is such an object or its method declines."""
-    name = getattr(fn, "__name__", "").strip("_")
-    if _user_instance(left):
-        method = getattr(type(left), f"__{name}__", None)
-        if method is not None:
-            return method(left, right)
-    if _user_instance(right) and _defers(left, right):
-        method = getattr(type(right), f"__r{name}__", None)
-        if method is not None:
-            return method(right, left)
-    return NotImplemented
+_MIRRORED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+_OPERATOR_NAMES = {"add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow",
+                   "lshift", "rshift", "and", "or", "xor"}
 
 
 def _user_instance(value) -> bool:
@@ -678,8 +667,12 @@ class Unroller:
                                 "function did not make (out=)", self.loc,
                                 hint="Use the result instead: `y = np.add(x, z)`.")
         where = kwargs.get("where", True) if isinstance(fn, np.ufunc) else True
-        result = self.primitive(fn, args, {k: v for k, v in kwargs.items()
-                                           if k != "out" and (k != "where" or where is True)})
+        rest = {k: v for k, v in kwargs.items() if k != "out" and (k != "where" or where is True)}
+        if primitives.is_random_draw(fn):  # `rng.random(out=buf)` draws one per element
+            rest.setdefault("size", target.value.shape)
+            if target.value.dtype != np.float64:
+                rest.setdefault("dtype", target.value.dtype)
+        result = self.primitive(fn, args, rest)
         if where is not True:
             result = self.primitive(np.where, (where, result, target), {})
         self.mutate(target, self.primitive(np.broadcast_to, (result, target.value.shape), {})
@@ -902,6 +895,8 @@ class Unroller:
         if isinstance(fn, UserFunction):
             return self.inline(fn.source, fn.signature, args, kwargs, fn.frame, {},
                                fn.frame.globals)
+        if isinstance(getattr(fn, "__self__", None), UnrolledGenerator):  # send, throw, close
+            return fn(*args, **kwargs)  # as they are: an exception class is not a callback
         if isinstance(fn, ArrayMethod):
             return self.array_method(fn, args, kwargs, node, frame)
         if isinstance(fn, functools.partial):
@@ -1518,6 +1513,8 @@ class Unroller:
         if isinstance(current, (list, dict, set)):
             self.refuse_write(current, target, frame)
             fn = getattr(operator, f"i{fn.__name__.strip('_')}")
+        elif _user_instance(current):  # its __iadd__, else __add__, as Python tries them
+            fn = getattr(operator, f"i{fn.__name__.strip('_')}")
         new = self.binary(fn, current, rhs)
         element_of_array = isinstance(target, gast.Subscript) and isinstance(container, Traced)
         if isinstance(current, Traced) and isinstance(current.value, np.ndarray) \
@@ -1735,20 +1732,53 @@ class Unroller:
         return new
 
     def binary(self, fn, left, right):
-        if isinstance(left, Traced) or isinstance(right, Traced):
-            result = _user_operator(fn, left, right)
+        if _user_instance(left) or _user_instance(right):
+            result = self.user_operator(fn, left, right)
             if result is not NotImplemented:
                 return result
+        if isinstance(left, Traced) or isinstance(right, Traced):
             return self.primitive(fn, (left, right), {})
         if fn is operator.mod and isinstance(left, str) and has_traced(right):
             return self.primitive(fn, (left, right), {})  # "%.3f %d" % (v, n): recorded text
         return fn(left, right)
+
+    def user_operator(self, fn, left, right):
+        """`layer @ x` where the user's class defines `__matmul__` (`x @ layer`
+        and `__rmatmul__`, `v += x` and `__iadd__`): its method, unrolled like
+        any of its methods, in the order Python tries them; NotImplemented
+        where none applies (the operator is then NumPy's, or Python's)."""
+        name = getattr(fn, "__name__", "").strip("_")
+        if name.startswith("i") and name[1:] in _OPERATOR_NAMES:  # `v += x`: __iadd__ first
+            name = name[1:]
+            result = self.operator_method(left, f"__i{name}__", right)
+            if result is not NotImplemented:
+                return result
+        result = self.operator_method(left, f"__{name}__", right)
+        if result is NotImplemented and (_user_instance(left) or _defers(left, right)):
+            reflected = f"__{_MIRRORED[name]}__" if name in _MIRRORED else f"__r{name}__"
+            result = self.operator_method(right, reflected, left)
+        return result
+
+    def operator_method(self, obj, dunder: str, *others):
+        """`type(obj).<dunder>(obj, *others)` of a user's class, unrolled;
+        NotImplemented where `obj` is no such object or has no such method."""
+        if not _user_instance(obj):
+            return NotImplemented
+        method = getattr(type(obj), dunder, None)
+        if method is None:
+            return NotImplemented
+        if inlinable(method):
+            return self.inline_function(method, (obj, *others), {}, None, None)
+        return method(obj, *others)
 
     def eval_UnaryOp(self, node, frame):
         operand = self.eval(node.operand, frame)
         if isinstance(node.op, gast.Not):
             return not self.truth(operand, node.operand, frame)
         fn = UNARY[type(node.op)]
+        result = self.operator_method(operand, f"__{fn.__name__.strip('_')}__")
+        if result is not NotImplemented:
+            return result
         return self.primitive(fn, (operand,), {}) if isinstance(operand, Traced) else fn(operand)
 
     def eval_BoolOp(self, node, frame):
