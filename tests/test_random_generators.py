@@ -214,3 +214,14 @@ def test_draws_into_an_out_buffer_draw_one_number_per_element():
 def test_a_draw_with_no_spread_is_refused_rather_than_nan(f):
     with pytest.raises(ys.errors.NoDiffRuleError, match="spread of 0"):
         ys.grad(f, np.array([0.4, 0.9, 1.3]), np.random.default_rng(0))
+
+
+def test_spawning_inside_the_function_is_refused_before_it_spawns():
+    def f(mu, rng):
+        child = rng.spawn(1)[0]
+        return np.sum(child.normal(mu, 1.0, 3))
+
+    rng = np.random.default_rng(5)
+    with pytest.raises(ys.errors.UnsupportedSyntaxError, match="spawn"):
+        ys.grad(f, 0.5, rng)
+    assert rng.bit_generator.seed_seq.n_children_spawned == 0

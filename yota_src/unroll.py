@@ -1106,6 +1106,13 @@ class Unroller:
             axes = args[0] if len(args) == 1 else (tuple(args) or None)
             return self.primitive(np.transpose, (x,) if axes is None else (x, axes), kwargs)
         if isinstance(x.value, primitives.GENERATORS):  # rng.normal(size=3): a draw from it
+            if name == "spawn":
+                raise UnsupportedSyntaxError(
+                    "rng.spawn() inside the differentiated function",
+                    self.location_of(node, frame),
+                    hint="Spawning moves the generator's seed sequence on, which cannot be "
+                         "rewound, so the trace would leave it spawned twice: spawn the child "
+                         "generators outside and pass them in.")
             return self.primitive(primitives.draw, (x, name, *args), kwargs)
         if name == "astype":
             plain = values_of((args, kwargs))
