@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers_rule_checks import check, normal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,20 +15,6 @@ import yota_src as ys
 from yota_src.errors import NoDiffRuleError
 
 SETTINGS = settings(max_examples=20, deadline=None)
-
-
-def check(fn, *arrays, rtol=1e-5, atol=1e-7):
-    """fn's result weighted by fixed random numbers, so every output entry counts."""
-    w = np.random.default_rng(7).uniform(-1.0, 1.0, np.shape(fn(*arrays)))
-
-    def weighted(w, *arrays):
-        return np.sum(fn(*arrays) * w)
-
-    ys.check_grad(weighted, w, *arrays, rtol=rtol, atol=atol)
-
-
-def normal(shape, seed=0):
-    return np.random.default_rng(seed).normal(size=shape)
 
 
 def refused(fn, *arrays, match):

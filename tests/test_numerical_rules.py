@@ -5,6 +5,7 @@ keyword variants NumPy accepts."""
 
 import numpy as np
 import pytest
+from helpers_rule_checks import check, uniform
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.lib.stride_tricks import sliding_window_view
@@ -13,21 +14,6 @@ import yota_src as ys
 from yota_src.errors import NoDiffRuleError
 
 SETTINGS = settings(max_examples=25, deadline=None)
-
-
-def check(fn, *arrays, rtol=1e-5, atol=1e-7):
-    """fn's result weighted by fixed random numbers, so every output entry
-    counts; fn's keywords reach it as constants (a closure), as in user code."""
-    w = np.random.default_rng(7).uniform(-1.0, 1.0, np.shape(fn(*arrays)))
-
-    def weighted(w, *arrays):
-        return np.sum(fn(*arrays) * w)
-
-    ys.check_grad(weighted, w, *arrays, rtol=rtol, atol=atol)
-
-
-def uniform(shape, low=-1.0, high=1.0, seed=0):
-    return np.random.default_rng(seed).uniform(low, high, shape)
 
 
 def coordinates(n, seed=1):

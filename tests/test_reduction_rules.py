@@ -6,6 +6,7 @@ perturbing a NaN leaves it NaN, so the differences agree."""
 
 import numpy as np
 import pytest
+from helpers_rule_checks import check, uniform
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -14,20 +15,6 @@ from yota_src import rules
 from yota_src.errors import NoDiffRuleError
 
 SETTINGS = settings(max_examples=25, deadline=None)
-
-
-def check(fn, *arrays, rtol=1e-5, atol=1e-7):
-    """fn's result weighted by fixed random numbers, so every output entry counts."""
-    w = np.random.default_rng(7).uniform(-1.0, 1.0, np.shape(fn(*arrays)))
-
-    def weighted(w, *arrays):
-        return np.sum(fn(*arrays) * w)
-
-    ys.check_grad(weighted, w, *arrays, rtol=rtol, atol=atol)
-
-
-def uniform(shape, low=-1.0, high=1.0, seed=0):
-    return np.random.default_rng(seed).uniform(low, high, shape)
 
 
 shapes = st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple)
