@@ -1,5 +1,7 @@
 """Each language construct the unroller handles, checked with finite differences."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from helpers_language import (
@@ -438,3 +440,107 @@ def test_user_operators_are_unrolled_in_the_order_python_tries_them():
     ys.check_grad(poly_operators, c, x)
     with pytest.raises(ys.errors.ControlFlowChanged):  # the reflected test was guarded
         ys.grad(poly_operators, -c, x)
+
+
+class Base:
+    def __init__(self, v):
+        self.v = v
+
+    def __add__(self, o):
+        return self.v + (o.v if isinstance(o, Base) else o)
+
+    def __radd__(self, o):
+        return 100.0 * self.v
+
+    def __lt__(self, o):
+        return self.v < o.v
+
+
+class Sub(Base):
+    def __radd__(self, o):  # a subclass's reflected method goes first
+        return self.v * 10.0 + o.v
+
+    def __gt__(self, o):  # and so does its reflected comparison
+        return self.v < 0.0
+
+
+class Same:
+    def __init__(self, v):
+        self.v = v
+
+    def __add__(self, o):
+        return NotImplemented  # same type on both sides: Python does not reflect
+
+
+class Described:
+    """Decides from its operand's type inside __eq__, __bool__, __float__."""
+
+    def __init__(self, v):
+        self.v = v
+
+    def __eq__(self, o):
+        if isinstance(o.v, float):
+            return self.v == o.v
+        return True
+
+    def __bool__(self):
+        return self.v > 1.0 if isinstance(self.v, float) else False
+
+    def __float__(self):
+        return self.v * 2.0 if isinstance(self.v, float) else 0.0
+
+
+class Scaled(float):
+    def __add__(self, o):
+        return float(self) * 10.0 + o
+
+
+@dataclasses.dataclass
+class Pair:
+    a: float
+    b: float
+
+
+def dispatch_order(x, y):
+    total = Base(x) + Sub(y * 2.0)  # Sub.__radd__
+    total = total + (3.0 if Base(x) < Sub(y) else 5.0)  # Sub.__gt__
+    total = total + (2.0 if Described(x) != Described(y) else 7.0)  # default != from __eq__
+    total = total + (x if Described(x) else y) + float(Described(y))
+    total = total + Scaled(2.0) + x  # the float subclass's own __add__
+    return total * (1.5 if Pair(x, y) == Pair(x, y) else 0.5)  # dataclass __eq__, natively
+
+
+def test_operator_methods_are_tried_in_python_s_order_and_see_traced_values():
+    for x, y in ((1.5, 0.5), (0.7, -0.4)):
+        assert ys.grad(dispatch_order, x, y, dynamic=True)[0] == pytest.approx(
+            dispatch_order(x, y))
+        ys.check_grad(dispatch_order, x, y)
+
+
+def test_no_reflected_method_for_the_same_type_as_python():
+    def f(x):
+        return Same(x) + Same(2.0 * x)
+
+    with pytest.raises(TypeError, match="unsupported operand"):
+        ys.grad(f, 1.5)
+
+
+class Counted:
+    """A static object's operator may do what unrolled code refuses (a try
+    block): it runs natively, as Python runs it."""
+
+    def __init__(self, v):
+        self.v = v
+
+    def __eq__(self, o):
+        try:
+            return self.v == o.v
+        except AttributeError:
+            return False
+
+
+def test_operators_of_objects_holding_no_traced_value_run_as_python_runs_them():
+    def f(x):
+        return x * (2.0 if Counted(1) == Counted(1) else 3.0)
+
+    assert ys.grad(f, 1.5)[0] == 3.0

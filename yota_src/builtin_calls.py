@@ -134,12 +134,17 @@ def _text_to_number(fn):
     return handler
 
 
+# Builtins that ask an object through a special method, which for a user's
+# class holding traced values is unrolled (its isinstance tests see them)
+_CONVERSIONS = {abs: "__abs__", float: "__float__", int: "__int__", complex: "__complex__"}
+
+
 def _traced_primitive(fn):
     def handler(unroller, args, kwargs, node, frame):
-        if fn is abs and len(args) == 1 and not kwargs:  # the class's __abs__, unrolled
-            result = unroller.operator_method(args[0], f"__{fn.__name__}__")
-            if result is not NotImplemented:
-                return result
+        if fn in _CONVERSIONS and len(args) == 1 and not kwargs:  # a user class's __abs__, ...
+            result = unroller.operator_method(args[0], _CONVERSIONS[fn])
+            if result is not NotImplemented:  # unrolled, then converted as Python does
+                return result if fn is abs else handler(unroller, (result,), {}, node, frame)
         if has_traced((args, kwargs)):
             return unroller.primitive(fn, args, kwargs)
         return fn(*args, **kwargs)

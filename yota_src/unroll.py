@@ -29,7 +29,14 @@ import numpy as np
 
 from . import contexts, distributions, primitives, rules
 from .builtin_calls import builtin_handler
-from .errors import Location, MutationError, NoDiffRuleError, UnsupportedSyntaxError, YotaError
+from .errors import (
+    Location,
+    MutationError,
+    NoDiffRuleError,
+    SourceUnavailableError,
+    UnsupportedSyntaxError,
+    YotaError,
+)
 from .generators import UnrolledGenerator, is_generator_function
 from .source import FunctionSource, closure_cells, function_source, unwrap
 from .specialisation import MISSING, dependency, describe, is_plain_data, snapshot
@@ -203,9 +210,34 @@ _OPERATOR_NAMES = {"add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", 
                    "lshift", "rshift", "and", "or", "xor"}
 
 
+def _holds_traced(value, seen=None) -> bool:
+    """Is a traced value inside `value`, also inside objects of the user's
+    classes (whose operators then need unrolling, not a native run)?"""
+    if isinstance(value, Traced):
+        return True
+    seen = set() if seen is None else seen
+    if id(value) in seen or kind_of(value) != "struct":
+        return False
+    seen.add(id(value))
+    return any(_holds_traced(child, seen) for _, child in children(value))
+
+
+def _special(cls: type, name: str):
+    """A special method as Python finds it: in the class's own MRO, never
+    through a metaclass's `__getattr__`."""
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return None
+
+
 def _user_instance(value) -> bool:
-    return not isinstance(value, (Traced, type, types.ModuleType, list, dict, tuple, set,
-                                  frozenset)) and _watched(value)
+    """An object of a class the user's code defined (a subclass of float or
+    of a namedtuple too), whose special methods are its own."""
+    if isinstance(value, (Traced, type, types.ModuleType)):
+        return False
+    package = _module_of(type(value)).split(".")[0]
+    return bool(package) and package not in OPAQUE_PACKAGES | STANDARD_LIBRARY
 
 
 def _defers(left, right) -> bool:
@@ -884,6 +916,13 @@ class Unroller:
         return f"{primitives.display_name(fn)}({', '.join(show(a) for a in args)})"
 
     def truth(self, value, node, frame) -> bool:
+        """`if value:` — a user object holding traced values is asked through
+        its `__bool__` (or `__len__`), unrolled; the answer is guarded."""
+        if _user_instance(value) and _holds_traced(value):
+            for dunder in ("__bool__", "__len__"):
+                answer = self.operator_method(value, dunder)
+                if answer is not NotImplemented:
+                    return self.truth(answer, node, frame)
         return self.concretize(value, bool, node, frame)
 
     # -- calls ------------------------------------------------------------------
@@ -1739,7 +1778,7 @@ class Unroller:
         return new
 
     def binary(self, fn, left, right):
-        if _user_instance(left) or _user_instance(right):
+        if (_user_instance(left) or _user_instance(right)) and _holds_traced((left, right)):
             result = self.user_operator(fn, left, right)
             if result is not NotImplemented:
                 return result
@@ -1751,41 +1790,70 @@ class Unroller:
 
     def user_operator(self, fn, left, right):
         """`layer @ x` where the user's class defines `__matmul__` (`x @ layer`
-        and `__rmatmul__`, `v += x` and `__iadd__`): its method, unrolled like
-        any of its methods, in the order Python tries them; NotImplemented
-        where none applies (the operator is then NumPy's, or Python's)."""
+        and `__rmatmul__`, `v += x` and `__iadd__`, `a < b` and `b.__gt__`):
+        its method, unrolled like any of its methods, tried in the order
+        Python tries them; NotImplemented where none applies (the operator is
+        then NumPy's, or Python's own, which raises as it would)."""
         name = getattr(fn, "__name__", "").strip("_")
         if name.startswith("i") and name[1:] in _OPERATOR_NAMES:  # `v += x`: __iadd__ first
             name = name[1:]
             result = self.operator_method(left, f"__i{name}__", right)
             if result is not NotImplemented:
                 return result
-        result = self.operator_method(left, f"__{name}__", right)
-        if result is NotImplemented and (_user_instance(left) or _defers(left, right)):
-            reflected = f"__{_MIRRORED[name]}__" if name in _MIRRORED else f"__r{name}__"
+        compare = name in _MIRRORED
+        forward = f"__{name}__"
+        reflected = f"__{_MIRRORED[name]}__" if compare else f"__r{name}__"
+        left_type, right_type = type(left), type(right)
+        # a subclass on the right that brings its own reflected method goes first
+        right_first = left_type is not right_type and issubclass(right_type, left_type) and (
+            compare or _special(right_type, reflected) is not _special(left_type, reflected))
+        if right_first:
+            result = self.operator_method(right, reflected, left)
+            if result is not NotImplemented:
+                return result
+        result = self.operator_method(left, forward, right)
+        if result is NotImplemented and not right_first \
+                and (compare or left_type is not right_type) \
+                and (_user_instance(left) or _defers(left, right)):
             result = self.operator_method(right, reflected, left)
         return result
 
     def operator_method(self, obj, dunder: str, *others):
-        """`type(obj).<dunder>(obj, *others)` of a user's class, unrolled;
+        """`obj.<dunder>(*others)` for an object of a user's class, looked up
+        on its type as Python does and unrolled where its source can be read
+        (a dataclass's generated `__eq__` cannot: it runs natively);
         NotImplemented where `obj` is no such object or has no such method."""
         if not _user_instance(obj):
             return NotImplemented
-        method = getattr(type(obj), dunder, None)
+        method = _special(type(obj), dunder)
         if method is None:
             return NotImplemented
-        if inlinable(method):
-            return self.inline_function(method, (obj, *others), {}, None, None)
-        return method(obj, *others)
+        if method is object.__ne__ and others:  # the default `!=`: the class's `__eq__`, negated
+            equal = self.operator_method(obj, "__eq__", *others)
+            if equal is NotImplemented:
+                return NotImplemented
+            return self.primitive(operator.not_, (equal,), {}) if isinstance(equal, Traced) \
+                else not equal
+        bound = method.__get__(obj, type(obj)) if hasattr(method, "__get__") else method
+        function = getattr(bound, "__func__", None)
+        if isinstance(bound, types.MethodType) and bound.__self__ is obj and inlinable(function) \
+                and _holds_traced((obj, *others)):  # a static object's runs as Python runs it
+            try:
+                function_source(function)
+            except SourceUnavailableError:
+                return bound(*others)
+            return self.inline_function(function, (obj, *others), {}, None, None)
+        return bound(*others)
 
     def eval_UnaryOp(self, node, frame):
         operand = self.eval(node.operand, frame)
         if isinstance(node.op, gast.Not):
             return not self.truth(operand, node.operand, frame)
         fn = UNARY[type(node.op)]
-        result = self.operator_method(operand, f"__{fn.__name__.strip('_')}__")
-        if result is not NotImplemented:
-            return result
+        if _holds_traced(operand):  # a static object's operator runs as Python runs it
+            result = self.operator_method(operand, f"__{fn.__name__.strip('_')}__")
+            if result is not NotImplemented:
+                return result
         return self.primitive(fn, (operand,), {}) if isinstance(operand, Traced) else fn(operand)
 
     def eval_BoolOp(self, node, frame):
