@@ -1,6 +1,7 @@
 """Each language construct the unroller handles, checked with finite differences."""
 
 import dataclasses
+import functools
 
 import numpy as np
 import pytest
@@ -544,3 +545,33 @@ def test_operators_of_objects_holding_no_traced_value_run_as_python_runs_them():
         return x * (2.0 if Counted(1) == Counted(1) else 3.0)
 
     assert ys.grad(f, 1.5)[0] == 3.0
+
+
+@functools.total_ordering
+class Ranked:
+    """Comparisons that decide from their operand's type, reached through
+    total_ordering and through sorted/max/min: unrolled, not run natively."""
+
+    def __init__(self, v):
+        self.v = v
+
+    def __eq__(self, o):
+        return self.v == o.v
+
+    def __lt__(self, o):
+        if isinstance(self.v, float):
+            return self.v < o.v
+        return self.v > o.v
+
+
+def ranked(x, y):
+    low, high = sorted([Ranked(x), Ranked(y)])
+    top = max(Ranked(x), Ranked(y * 2.0))
+    bottom = min([Ranked(y), Ranked(x)])
+    return (low.v * 2.0 + high.v + top.v * bottom.v) * (2.0 if Ranked(x) > Ranked(y) else 3.0)
+
+
+def test_comparisons_reached_through_sorted_max_min_and_total_ordering_are_unrolled():
+    for x, y in ((1.5, 0.5), (0.2, 0.9)):
+        assert ys.grad(ranked, x, y, dynamic=True)[0] == pytest.approx(ranked(x, y))
+        ys.check_grad(ranked, x, y)

@@ -176,6 +176,50 @@ def routed(unroller, arguments, node, frame, objects: bool = True):
     return [route(value) for value in arguments]
 
 
+class _Ordered:
+    """An item (or key) of sorted/max/min compared through the unroller, so
+    that a user's class holding traced values has its comparison methods
+    unrolled, where Python would run them natively."""
+
+    __slots__ = ("unroller", "value")
+
+    def __init__(self, unroller, value):
+        self.unroller, self.value = unroller, value
+
+    def compare(self, fn, other):
+        return self.unroller.decide(self.unroller.binary(fn, self.value, other.value), bool)
+
+    def __lt__(self, other):
+        return self.compare(operator.lt, other)
+
+    def __gt__(self, other):
+        return self.compare(operator.gt, other)
+
+    def __le__(self, other):
+        return self.compare(operator.le, other)
+
+    def __ge__(self, other):
+        return self.compare(operator.ge, other)
+
+
+def _ordering(fn, plain):
+    """sorted, max and min over objects of a user's class that hold traced
+    values: compared by their own methods, unrolled (see `_Ordered`)."""
+    def handler(unroller, args, kwargs, node, frame):
+        items = args if fn is not sorted and len(args) > 1 else \
+            args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else None
+        if items is None or not any(unroller.compares_itself(item) for item in items):
+            return plain(unroller, args, kwargs, node, frame)
+        key = kwargs.get("key")
+        if key is not None:
+            return plain(unroller, args, kwargs, node, frame)  # the key's results compare
+        wrapped = [_Ordered(unroller, item) for item in items]
+        rest = {name: value for name, value in kwargs.items() if name != "default"}
+        result = unroller.natively(node, frame, fn, wrapped, **rest)
+        return [item.value for item in result] if fn is sorted else result.value
+    return handler
+
+
 def _native(fn):
     """Functions that only arrange values and calls (max, functools.reduce,
     itertools): run natively on traced values, whose comparisons and
@@ -297,6 +341,7 @@ _BUILTINS.update({cls: _holding(cls) for cls in (
 _BUILTINS[is_static] = _native(is_static)
 _BUILTINS.update({fn: _iterating(fn) for fn in (
     zip, enumerate, reversed, list, tuple, set, sorted, map, filter, iter, dict)})
+_BUILTINS.update({fn: _ordering(fn, _BUILTINS[fn]) for fn in (sorted, max, min)})
 # Types, shapes and dtypes are static even for traced arrays.
 _BUILTINS.update({fn: _static_info(fn) for fn in (
     type, np.shape, np.ndim, np.size, np.result_type, np.isscalar, np.iscomplexobj, np.isrealobj)})

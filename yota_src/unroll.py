@@ -1818,6 +1818,12 @@ class Unroller:
             result = self.operator_method(right, reflected, left)
         return result
 
+    @staticmethod
+    def compares_itself(value) -> bool:
+        """An object of a user's class holding traced values: its comparison
+        methods must be unrolled (builtin_calls.py, sorted/max/min)."""
+        return _user_instance(value) and _holds_traced(value)
+
     def operator_method(self, obj, dunder: str, *others):
         """`obj.<dunder>(*others)` for an object of a user's class, looked up
         on its type as Python does and unrolled where its source can be read
@@ -1836,8 +1842,10 @@ class Unroller:
                 else not equal
         bound = method.__get__(obj, type(obj)) if hasattr(method, "__get__") else method
         function = getattr(bound, "__func__", None)
-        if isinstance(bound, types.MethodType) and bound.__self__ is obj and inlinable(function) \
+        if isinstance(bound, types.MethodType) and bound.__self__ is obj \
+                and (inlinable(function) or _module_of(function) == "functools") \
                 and _holds_traced((obj, *others)):  # a static object's runs as Python runs it
+            # (functools: the comparisons @total_ordering derives call the class's own)
             try:
                 function_source(function)
             except SourceUnavailableError:
