@@ -107,3 +107,33 @@ def test_an_element_read_thousands_of_times_generates():
     value, g = ys.grad(loss, w, 1500)
     assert value == pytest.approx(loss(w, 1500))
     np.testing.assert_allclose(g[0], [sum(range(1500)), 0.0])
+
+
+def halving(x):
+    y = x * 1.0
+    err = np.sum(y * y)
+    while err > 0.001:
+        y = y * 0.5
+        err = np.sum(y * y)
+    total = 0.0
+    for row in y.reshape(2, 1) * 3.0:
+        total = total + np.sum(row * row)
+    return total
+
+
+def test_a_loop_header_s_work_sits_under_the_header_s_comment():
+    """The while test and the for loop's rows are the header's lines, not the
+    last line of the body before them."""
+    lines = inspect.getsource(halving).splitlines()
+    start = halving.__code__.co_firstlineno
+    header = {start + i for i, line in enumerate(lines) if line.lstrip().startswith(("while",
+                                                                                       "for"))}
+    source = ys.simplegrad(halving, np.array([0.1, 0.2])).source
+    comment = None
+    body = source.split("def grad_halving")[1].split("# backward")[0]
+    for line in body.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("# test_codegen.py:"):
+            comment = int(stripped.split(":")[1].split()[0])
+        elif "> 0.001" in stripped or "[0]" in stripped or "[1]" in stripped:
+            assert comment in header, (line, comment)

@@ -1494,8 +1494,7 @@ class Unroller:
             self.exec(stmt, frame)
 
     def exec(self, stmt, frame):
-        if self.user_code:
-            self.loc = self.in_context(frame.source.location(stmt))
+        self.at(stmt, frame)
         handler = self._stmt_handlers.get(type(stmt))
         if handler is None:
             handler = getattr(self, f"exec_{type(stmt).__name__}", None)
@@ -1588,7 +1587,13 @@ class Unroller:
         self.exec_block(stmt.body if taken else stmt.orelse, frame)
 
     def exec_For(self, stmt, frame):
-        for item in self.items(self.eval(stmt.iter, frame), stmt.iter, frame):
+        items = self.items(self.eval(stmt.iter, frame), stmt.iter, frame)
+        while True:
+            self.at(stmt, frame)  # the next item (`xs[t]`, unpacking) is the `for` line's
+            try:
+                item = next(items)
+            except StopIteration:
+                break
             self.bind(stmt.target, item, frame)
             try:
                 self.exec_block(stmt.body, frame)
@@ -1598,9 +1603,16 @@ class Unroller:
                 continue
         self.exec_block(stmt.orelse, frame)
 
+    def at(self, stmt, frame) -> None:
+        """Make `stmt` the current line of the user's code: each statement as
+        it runs, and a loop's header again before each test or next item
+        (else those ops would carry the last line of the body)."""
+        if self.user_code:
+            self.loc = self.in_context(frame.source.location(stmt))
+
     def exec_While(self, stmt, frame):
         count = 0
-        while self.truth(self.eval(stmt.test, frame), stmt.test, frame):
+        while self.at(stmt, frame) or self.truth(self.eval(stmt.test, frame), stmt.test, frame):
             count += 1
             if count > MAX_LOOP:
                 raise UnsupportedSyntaxError(f"the loop ran more than {MAX_LOOP} times",
