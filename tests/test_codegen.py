@@ -137,3 +137,21 @@ def test_a_loop_header_s_work_sits_under_the_header_s_comment():
             comment = int(stripped.split(":")[1].split()[0])
         elif "> 0.001" in stripped or "[0]" in stripped or "[1]" in stripped:
             assert comment in header, (line, comment)
+
+
+def signs_and_transposes(K, x, y):
+    z = -1.0 * x + y * -1.0
+    w = x + -y
+    v = x - -y
+    return np.sum((K.T.T @ z) * w * v)
+
+
+def test_signs_and_double_transposes_are_spelled_as_a_person_would():
+    args = (np.arange(4.0).reshape(2, 2), np.array([0.5, -1.0]), np.array([2.0, 0.3]))
+    source = ys.simplegrad(signs_and_transposes, *args).source
+    body = "\n".join(line for line in source.split("def grad_signs_and_transposes")[1]
+                     .splitlines() if not line.strip().startswith("#"))
+    for spelling in ("-1.0 *", "* -1.0", "+ -", "- -", ".T.T", "K.T"):
+        assert spelling not in body, spelling
+    assert "z = -x - y" in body and "w = x - y" in body and "v = x + y" in body
+    ys.check_grad(signs_and_transposes, *args)

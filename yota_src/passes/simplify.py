@@ -1,7 +1,8 @@
 """Algebraic identities that templates produce and readers should not see:
-`g * 1`, `g + 0`, `x ** 1`, `-(-g)`, reshapes and casts to what a value
-already is; and two spellings a person would choose instead: `np.ones(shape)`
-for a broadcast constant, `np.sum(g, axis)` for a keepdims sum reshaped back."""
+`g * 1`, `g + 0`, `x ** 1`, `-(-g)`, `x.T.T`, reshapes and casts to what a
+value already is; and the spellings a person would choose instead:
+`np.ones(shape)` for a broadcast constant, `np.sum(g, axis)` for a keepdims
+sum reshaped back, `-x` for `-1.0 * x`, `a - b` for `a + -b`."""
 
 from __future__ import annotations
 
@@ -44,6 +45,9 @@ def _respelled(op: Op) -> Op | None:
         fill = op.args[0]
         fn, args = (np.ones, (op.shape,)) if fill == 1 else (np.full, (op.shape, fill))
         return Call(fn, args, {}, op.shape, op.dtype, op.loc, op.depends)
+    signed = _signs_folded(op)
+    if signed is not None:
+        return signed
     inner = op.args[0]
     if op.fn is np.reshape and isinstance(inner, Call) and inner.fn is np.sum \
             and inner.kwargs.get("keepdims") is True and len(inner.args) == 1:
@@ -55,6 +59,25 @@ def _respelled(op: Op) -> Op | None:
     return None
 
 
+_SIGN_FOLDED = {operator.add: operator.sub, operator.sub: operator.add}
+
+
+def _signs_folded(op: Call) -> Op | None:
+    """`-1.0 * x` as `-x`; `a + -b` as `a - b` and `a - -b` as `a + b`."""
+    if op.fn is operator.mul and len(op.args) == 2:
+        for constant, other in (op.args, op.args[::-1]):
+            if _is_constant(constant, -1) and isinstance(other, Op) \
+                    and (other.shape, other.dtype) == (op.shape, op.dtype):
+                return Call(operator.neg, (other,), {}, op.shape, op.dtype, op.loc, op.depends)
+    if op.fn in _SIGN_FOLDED and len(op.args) == 2:
+        left, right = op.args
+        if isinstance(right, Call) and right.fn is operator.neg and not right.kwargs \
+                and isinstance(right.args[0], Op) and right.args[0].dtype == right.dtype:
+            return Call(_SIGN_FOLDED[op.fn], (left, right.args[0]), {}, op.shape, op.dtype,
+                        op.loc, op.depends)
+    return None
+
+
 def _identity_operand(op: Op) -> Op | None:
     """The operand `op` merely passes through, if it does."""
     if not isinstance(op, Call) or op.kwargs:
@@ -62,9 +85,10 @@ def _identity_operand(op: Op) -> Op | None:
     args = op.args
     if op.fn in _SHAPE_NO_OPS and isinstance(args[0], Op):
         return args[0]
-    if op.fn is operator.neg and isinstance(args[0], Call) and args[0].fn is operator.neg:
-        inner = args[0].args[0]
-        return inner if isinstance(inner, Op) else None
+    for involution in (operator.neg, primitives.T):  # -(-g), g.T.T
+        if op.fn is involution and isinstance(args[0], Call) and args[0].fn is involution:
+            inner = args[0].args[0]
+            return inner if isinstance(inner, Op) else None
     if len(args) != 2:
         return None
     left, right = args
