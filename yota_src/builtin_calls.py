@@ -208,14 +208,11 @@ def _ordering(fn, plain):
     def handler(unroller, args, kwargs, node, frame):
         items = args if fn is not sorted and len(args) > 1 else \
             args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else None
-        if items is None or not any(unroller.compares_itself(item) for item in items):
-            return plain(unroller, args, kwargs, node, frame)
-        key = kwargs.get("key")
-        if key is not None:
-            return plain(unroller, args, kwargs, node, frame)  # the key's results compare
+        if items is None or kwargs.get("key") is not None \
+                or not any(unroller.compares_itself(item) for item in items):
+            return plain(unroller, args, kwargs, node, frame)  # (with a key, its results compare)
         wrapped = [_Ordered(unroller, item) for item in items]
-        rest = {name: value for name, value in kwargs.items() if name != "default"}
-        result = unroller.natively(node, frame, fn, wrapped, **rest)
+        result = unroller.natively(node, frame, fn, wrapped, **kwargs)
         return [item.value for item in result] if fn is sorted else result.value
     return handler
 

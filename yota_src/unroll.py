@@ -89,6 +89,7 @@ CONTAINER_CHANGES = {"append", "extend", "insert", "pop", "remove", "clear", "up
 SEQUENCES = (list, tuple, str, range)  # indexed by position: a traced index is an int
 CACHES = tuple(t for t in (getattr(functools, "_lru_cache_wrapper", None),) if t)
 STANDARD_LIBRARY = frozenset(getattr(sys, "stdlib_module_names", ())) - {"__main__"}
+NATIVE_PACKAGES = OPAQUE_PACKAGES | STANDARD_LIBRARY  # their code runs natively, not unrolled
 MAX_DEPTH = 60
 MAX_LOOP = 1_000_000
 
@@ -202,7 +203,7 @@ def inlinable(fn) -> bool:
         return module.startswith("yota_src.templates")
     # the standard library runs natively too: its arithmetic and decisions on traced
     # values go through their protocols (traced.py), its errors name the user's line
-    return module.split(".")[0] not in OPAQUE_PACKAGES | STANDARD_LIBRARY
+    return module.split(".")[0] not in NATIVE_PACKAGES
 
 
 _MIRRORED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
@@ -237,7 +238,7 @@ def _user_instance(value) -> bool:
     if isinstance(value, (Traced, type, types.ModuleType)):
         return False
     package = _module_of(type(value)).split(".")[0]
-    return bool(package) and package not in OPAQUE_PACKAGES | STANDARD_LIBRARY
+    return bool(package) and package not in NATIVE_PACKAGES
 
 
 def _defers(left, right) -> bool:
@@ -918,7 +919,7 @@ class Unroller:
     def truth(self, value, node, frame) -> bool:
         """`if value:` — a user object holding traced values is asked through
         its `__bool__` (or `__len__`), unrolled; the answer is guarded."""
-        if _user_instance(value) and _holds_traced(value):
+        if self.compares_itself(value):
             for dunder in ("__bool__", "__len__"):
                 answer = self.operator_method(value, dunder)
                 if answer is not NotImplemented:
@@ -1424,20 +1425,17 @@ class Unroller:
         """`container[index] = value` as a functional index_update."""
         if not primitives.is_basic_index(index):
             if any(t.op.depends for t in traced_in(index)):
-                if _unique_whatever_the_data(index) or not has_traced(value) \
-                        and np.ndim(value) == 0:  # one value: which write is last cannot matter
-                    written = None
-                    new = self.primitive(primitives.index_update, (container, index, value), {})
-                    self.mutate(container, new, node, frame, written)
-                    return
-                self.guard_written_once(container, index, node, frame)
-            shape = np.shape(container.value)
-            selected = np.arange(np.prod(shape, dtype=int)).reshape(shape)[values_of(index)]
-            if np.unique(selected).size != selected.size:  # an element written twice
-                raise MutationError("assignment with repeated indices",
-                                    self.location_of(node, frame),
-                                    hint="Only the last write would count; make the indices "
-                                         "unique or accumulate with np.add.at.")
+                if not (_unique_whatever_the_data(index) or not has_traced(value)
+                        and np.ndim(value) == 0):  # one value: which write is last cannot matter
+                    self.guard_written_once(container, index, node, frame)
+            else:
+                shape = np.shape(container.value)
+                selected = np.arange(np.prod(shape, dtype=int)).reshape(shape)[values_of(index)]
+                if np.unique(selected).size != selected.size:  # an element written twice
+                    raise MutationError("assignment with repeated indices",
+                                        self.location_of(node, frame),
+                                        hint="Only the last write would count; make the "
+                                             "indices unique or accumulate with np.add.at.")
         written = _region(container.value, values_of(index))  # the old memory written
         new = self.primitive(primitives.index_update, (container, index, value), {})
         self.mutate(container, new, node, frame, written)
@@ -1557,9 +1555,8 @@ class Unroller:
         fn = BINARY[type(stmt.op)]
         if isinstance(current, (list, dict, set)):
             self.refuse_write(current, target, frame)
-            fn = getattr(operator, f"i{fn.__name__.strip('_')}")
-        elif _user_instance(current):  # its __iadd__, else __add__, as Python tries them
-            fn = getattr(operator, f"i{fn.__name__.strip('_')}")
+        if isinstance(current, (list, dict, set)) or _user_instance(current):
+            fn = getattr(operator, f"i{fn.__name__.strip('_')}")  # `__iadd__` first, as Python
         new = self.binary(fn, current, rhs)
         element_of_array = isinstance(target, gast.Subscript) and isinstance(container, Traced)
         if isinstance(current, Traced) and isinstance(current.value, np.ndarray) \
