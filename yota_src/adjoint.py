@@ -1,8 +1,9 @@
-"""The reverse pass: each forward op's template, run backwards on the tape.
+"""The reverse pass, a Tape -> Tape transformation: each forward op's
+template, run backwards.
 
-The unroller that recorded the forward pass also runs the templates, on the
-forward values, so the backward pass lands on the same tape, with the same
-static folding: shapes decide `unbroadcast`, not run-time code.
+Templates run on the forward values, by an unroller of their own that
+records what they compute, so shapes decide `unbroadcast` statically, not
+run-time code, as they did when the primal was unrolled.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from . import contexts, primitives, rules
 from .errors import NoDiffRuleError
 from .primitives import display_name
 from .structs import DIFF, user_path
-from .tape import Call, Input, Op, map_refs, operands
+from .tape import Call, Const, Input, Op, Tape, map_refs, operands
 from .traced import Traced, traced_in, values_of
 from .unroll import Unroller
 
@@ -51,43 +52,84 @@ _COMPLEX_HINTS = {fn: " (np.linalg.eig is complex whatever the eigenvalues since
                   for fn in (np.linalg.eig, np.linalg.eigvals)}
 
 
-def backward(unroller: Unroller, output, wrt: set[Op]) -> dict[Op, object]:
-    """Gradients of the scalar `output` for the active inputs, by reverse
-    sweep. A gradient's example value lives as long as something reads it:
-    the sweep keeps no values of its own ops and drops each op's gradient
-    once it is passed on, so it holds about one gradient per live value."""
-    forward = list(unroller.ops)
-    forward_set = set(forward)
-    active = active_ops(forward, wrt)
+def differentiate(tape: Tape, values, wrt_args: frozenset,
+                  input_names: dict | None = None) -> Tape:
+    """The gradient tape of the forward tape `tape`, whose output is a scalar:
+    the same ops, then the reverse sweep's, returning `(value, gradient per
+    positional argument...)`. The gradient ops are labelled with the ops they
+    are the gradients of, for the naming pass.
+
+    `values` holds the example value of forward ops (an op a forward pass
+    made is computed from its operands): the templates compute on them, so
+    static helpers fold as they did when the primal was unrolled. A template
+    driver, a fresh unroller that runs templates only, records the new ops;
+    `tape` is not changed.
+    """
+    driver = Unroller(templates=True)
+    driver.input_names = dict(input_names or {})
+    known = _Known(values, tape.origins)
+    wrt = {op for op in tape.inputs if op.index in wrt_args and op.differentiable}
+    grads, labels = _sweep(driver, tape, known, wrt)
+    gradients = _gradient_outputs(driver, tape, grads, wrt_args)
+    labels.update(tape.labels)
+    return tape.replace(ops=tape.ops + driver.ops, output=(tape.output,) + gradients,
+                        n_forward=len(tape.ops), labels=labels)
+
+
+class _Known:
+    """Example values of forward ops: those of ops a forward pass made are
+    those of the recorded ops they replace; the few ops a pass added beside
+    them are computed from their operands, once."""
+
+    def __init__(self, values, origins: dict):
+        self.values = values
+        self.origins = origins
+        self.computed: dict[Op, object] = {}
+
+    def __getitem__(self, op: Op):
+        op = self.origins.get(op, op)
+        if op in self.values:
+            return self.values[op]
+        if op not in self.computed:
+            if isinstance(op, Const):
+                self.computed[op] = op.value
+            else:
+                look = lambda s: map_refs(s, self.__getitem__)  # noqa: E731
+                self.computed[op] = op.fn(*look(op.args), **look(op.kwargs))
+        return self.computed[op]
+
+
+def _sweep(driver: Unroller, tape: Tape, known: _Known, wrt: set[Op]) -> tuple[dict, dict]:
+    """Gradients of the scalar output for the active inputs, by reverse sweep,
+    and the labels of the gradient ops. A gradient's example value lives as
+    long as something reads it: the sweep keeps no values of its own ops and
+    drops each op's gradient once it is passed on, so it holds about one
+    gradient per live value."""
+    active = active_ops(tape.ops, wrt)
     grads: dict[Op, object] = {}
-    if isinstance(output, Traced) and output.op in active:  # a scalar, or size-1 array
-        shape = output.op.shape
-        grads[output.op] = 1.0 if shape == () else unroller.primitive(np.ones, (shape,), {})
-    unroller.keep_values = False
-    try:
-        for op in reversed(forward):
-            if op in grads:
-                _name(grads[op], op, forward_set)
-                if isinstance(op, Call):
-                    # its gradient is complete and now spent: only the inputs' are returned
-                    _propagate(unroller, op, grads.pop(op), active, grads)
-    finally:
-        unroller.keep_values = True
-    return grads
-
-
-def _name(grad, op: Op, forward_set: set) -> None:
-    """The final gradient of `op` is called d<name of op> in the generated code."""
-    if isinstance(grad, Traced) and grad.op not in forward_set \
-            and grad.op.hint is None and grad.op.grad_of is None:
-        grad.op.grad_of = op
+    labels: dict[Op, Op] = {}
+    output = tape.output
+    if isinstance(output, Op) and output in active:  # a scalar, or size-1 array
+        shape = output.shape
+        grads[output] = 1.0 if shape == () else driver.primitive(np.ones, (shape,), {})
+    forward = set(tape.ops)
+    for op in reversed(tape.ops):
+        if op in grads:
+            grad = grads[op]
+            if isinstance(grad, Traced) and grad.op not in forward and grad.op not in labels:
+                labels[grad.op] = op  # its complete gradient: d<name of op>
+            if isinstance(op, Call):
+                # its gradient is complete and now spent: only the inputs' are returned
+                _propagate(driver, known, op, grads.pop(op), active, grads)
+    return grads, labels
 
 
 # keywords of any ufunc that change how a result is stored, not what it is
 _UFUNC_OPTIONS = ("dtype", "casting", "order", "subok", "signature", "where")
 
 
-def _propagate(unroller: Unroller, op: Call, dy, active: set, grads: dict) -> None:
+def _propagate(unroller: Unroller, known: _Known, op: Call, dy, active: set,
+               grads: dict) -> None:
     def spelled() -> str:  # for messages only: not worked out for every op
         return _spelling(op, unroller.input_names)
 
@@ -102,7 +144,7 @@ def _propagate(unroller: Unroller, op: Call, dy, active: set, grads: dict) -> No
                                   "arguments, or pass them through a differentiable function.")
         raise NoDiffRuleError(f"no gradient rule for {spelled()}", op.loc,
                               hint=_rule_hint(op.fn))
-    traced = lambda ref: Traced(ref, unroller.values[ref], unroller)  # noqa: E731
+    traced = lambda ref: Traced(ref, known[ref], unroller)  # noqa: E731
     args, kwargs = map_refs(op.args, traced), map_refs(op.kwargs, traced)
     if isinstance(op.fn, np.ufunc):  # np.add(x, y, dtype=...): the same derivative
         if kwargs.get("where", True) is not True:
@@ -207,19 +249,19 @@ def _plus(unroller, previous, grad):
     return unroller.binary(operator.add, previous, grad)
 
 
-def gradient_outputs(unroller: Unroller, signature, grads: dict, wrt_args: set[int]) -> tuple:
+def _gradient_outputs(driver: Unroller, tape: Tape, grads: dict, wrt_args: set[int]) -> tuple:
     """One gradient per positional argument: an op, a path dict, zeros, or None."""
-    inputs = [op for op in unroller.ops if isinstance(op, Input)]
+    inputs = tape.inputs
     out = []
-    for index, leaves in enumerate(signature.leaves):
+    for index, leaves in enumerate(tape.signature.leaves):
         if index not in wrt_args or not any(leaf.kind == DIFF for leaf in leaves):
             out.append(None)
-        elif signature.structs[index]:
-            out.append({user_path(op.path): unroller.refs(grads[op]) for op in inputs
+        elif tape.signature.structs[index]:
+            out.append({user_path(op.path): driver.refs(grads[op]) for op in inputs
                         if op.index == index and op in grads})
         else:
             (op,) = [op for op in inputs if op.index == index]
-            out.append(unroller.refs(grads[op]) if op in grads else _zeros(unroller, op))
+            out.append(driver.refs(grads[op]) if op in grads else _zeros(driver, op))
     return tuple(out)
 
 

@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from . import codegen, loader, rules
-from .adjoint import backward, gradient_outputs
+from .adjoint import differentiate
 from .errors import ControlFlowChanged, NoDiffRuleError, SignatureMismatch, SourceUnavailableError
-from .passes import eliminate_dead_code, optimize
+from .passes import eliminate_dead_code, optimize, optimize_forward
 from .primitives import display_name, is_output
 from .source import function_source, unwrap
 from .specialisation import describe_outside, first_stale
@@ -237,7 +237,8 @@ def trace(f: Callable, *args) -> tuple[Any, Tape]:
     fn, full_args, _ = _target(f, args)
     with _errors_at_user_lines():
         unroller, value, signature = _unroll(fn, full_args, rewind_draws=False)
-    tape = Tape(list(unroller.ops), unroller.refs(value), signature)
+    output = unroller.refs(value)  # first: a static array returned becomes an op
+    tape = Tape(list(unroller.ops), output, signature)
     tape = eliminate_dead_code(tape)
     tape.dependencies = tuple(unroller.dependencies.values())
     return values_of(value), tape
@@ -510,12 +511,10 @@ def _build(fn: Callable, args: tuple, wrt_args: frozenset) -> _Compiled:
     with _errors_at_user_lines():
         unroller, value, signature = _unroll(fn, args)
         _require_scalar(value, signature, unroller.returned_at)
-        output = unroller.refs(value)
-        forward = Tape(list(unroller.ops), output, signature)
-        wrt = {op for op in forward.inputs if op.index in wrt_args and op.differentiable}
-        grads = backward(unroller, value, wrt)
-        gradients = gradient_outputs(unroller, signature, grads, wrt_args)
-    tape = optimize(Tape(unroller.ops, (output,) + gradients, signature, len(forward.ops)))
+        output = unroller.refs(value)  # first: a static array returned becomes an op
+        forward = optimize_forward(Tape(list(unroller.ops), output, signature))
+        tape = differentiate(forward, unroller.values, wrt_args, unroller.input_names)
+    tape = optimize(tape)
     source, constants = codegen.generate(tape)
     function = loader.load(source, codegen.function_name(tape, "gradient"), constants)
     passed = _generators_in(args)

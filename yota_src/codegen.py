@@ -612,10 +612,11 @@ class _Writer:
         while True:  # along a chain of in-place writes (one per element, thousands long)
             if op in self.output_names:
                 return self.output_names[op]
-            if op.hint is not None:
-                return op.hint
-            if op.grad_of is not None and op.grad_of in self.names:
-                return f"d{self.names[op.grad_of]}"
+            label = self.tape.label(op)
+            if isinstance(label, str):
+                return label
+            if label is not None and label in self.names and op in self.backward:
+                return f"d{self.names[label]}"
             if op not in self.in_place:
                 return None
             op = self.in_place[op]
@@ -645,10 +646,11 @@ class _Writer:
     def _output_names(self) -> dict[Op, str]:
         names = {}
         output = self.tape.output
-        user_names = {op.hint for op in self.tape.ops}
+        named = lambda op: isinstance(self.tape.label(op), str)  # noqa: E731
+        user_names = {self.tape.label(op) for op in self.tape.ops if named(op)}
         result = next(n for n in ("out", "result", "value", "out_value") if n not in user_names)
         value = output if self.kind != "gradient" else output[0]
-        if isinstance(value, Op) and value.hint is None:
+        if isinstance(value, Op) and not named(value):
             names[value] = result
         if self.kind != "gradient":
             return names
@@ -656,7 +658,7 @@ class _Writer:
             param = self.sig.params[index]
             pairs = grad.items() if isinstance(grad, dict) else [((), grad)]
             for path, op in pairs:
-                if isinstance(op, Call) and op.hint is None and op not in names:
+                if isinstance(op, Call) and not named(op) and op not in names:
                     names[op] = "d" + path_name(param, tuple((ITEM, key) for key in path))
         return names
 

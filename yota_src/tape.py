@@ -22,14 +22,16 @@ from .structs import describe_dtype
 class Op:
     """One SSA value."""
 
-    __slots__ = ("shape", "dtype", "loc", "hint", "grad_of", "depends")
+    __slots__ = ("shape", "dtype", "loc", "hint", "depends")
 
     def __init__(self, shape, dtype, loc: Location | None = None, depends: bool = False):
         self.shape = shape
         self.dtype = dtype
         self.loc = loc
-        self.hint: str | None = None  # the user's name for this value
-        self.grad_of: Op | None = None  # this value is the gradient of that op
+        # the user's name for this value: set by whoever creates the op, as it is
+        # recorded, never changed once a tape holds it (a pass that moves a name
+        # says so in its output tape's `labels`)
+        self.hint: str | None = None
         self.depends = depends  # does the value depend on the function's inputs?
 
     @property
@@ -182,16 +184,45 @@ class Tape:
     `output` is a nested structure of ops and static values: the primal's
     result for a forward tape; `(result, gradients...)` for a gradient tape.
     `n_forward` counts the ops that belong to the primal.
+
+    `origins` and `labels` say what an op stands for, for the naming pass: a string is a
+    name of the user's (carried to an op that took the place of a named one),
+    an op means "the gradient of that op". An op without a label is known by
+    its own `hint`, if any. Passes never change an op they did not create;
+    what they learn about names goes into the labels of the tape they return.
     """
 
     def __init__(self, ops: list[Op], output, signature, n_forward: int | None = None,
-                 dependencies: tuple = ()):
+                 dependencies: tuple = (), labels: dict | None = None,
+                 origins: dict | None = None):
         self.ops = ops
         self.output = output
         self.signature = signature  # structs.Signature: what the tape is specialised to
         self.n_forward = len(ops) if n_forward is None else n_forward
         # what the trace read from outside the arguments (specialisation.Dependency)
         self.dependencies = dependencies
+        self.labels: dict[Op, str | Op] = labels or {}
+        # an op a pass made in place of a recorded one -> that recorded op, whose
+        # example value it computes too (the reverse pass's templates read it)
+        self.origins: dict[Op, Op] = origins or {}
+
+    def replace(self, **changes) -> Tape:
+        """A new tape with some fields changed and the others shared."""
+        fields = dict(ops=self.ops, output=self.output, signature=self.signature,
+                      n_forward=self.n_forward, dependencies=self.dependencies,
+                      labels=self.labels, origins=self.origins)
+        fields.update(changes)
+        if "ops" in changes and "n_forward" not in changes:
+            fields["n_forward"] = len(fields["ops"])
+        return Tape(**fields)
+
+    def label(self, op: Op) -> str | Op | None:
+        """The user's name for `op`, or the op it is the gradient of, or None."""
+        return self.labels.get(op, op.hint)
+
+    def gradient_of(self, op: Op) -> Op | None:
+        label = self.labels.get(op)
+        return label if isinstance(label, Op) else None
 
     @property
     def inputs(self) -> list[Input]:
@@ -199,7 +230,10 @@ class Tape:
 
     def forward(self) -> Tape:
         """The primal part alone."""
-        return Tape(self.ops[: self.n_forward], self.output, self.signature)
+        ops = self.ops[: self.n_forward]
+        kept = set(ops)
+        return self.replace(ops=ops, labels={op: label for op, label in self.labels.items()
+                                             if op in kept and not isinstance(label, Op)})
 
     def __len__(self) -> int:
         return len(self.ops)

@@ -333,10 +333,13 @@ def _signature(fn) -> inspect.Signature:
 class Unroller:
     """Runs user code on concrete values, recording traced operations as ops."""
 
-    def __init__(self):
+    def __init__(self, templates: bool = False):
+        """`templates`: this unroller runs adjoint templates only (the reverse
+        pass's driver), not user code: it keeps no values (they travel with
+        the Traced values), and a template's helpers are not specialisation."""
         self.ops: list[Op] = []
         self.values = ExampleValues()  # example value of each forward op, for the templates
-        self.keep_values = True  # False in the reverse sweep: its values are read from Traced
+        self.keep_values = not templates
         self.dependencies: dict = {}  # what the trace read from outside the arguments
         self.watched: dict[int, object] = {}  # objects from outside, by id: attribute reads count
         self.held: dict[int, object] = {}  # objects the arguments hold, by id: never written
@@ -353,7 +356,7 @@ class Unroller:
         self.generator: UnrolledGenerator | None = None  # whose body runs now, if any
         self.generators: list[UnrolledGenerator] = []  # started while unrolling
         self.loc: Location | None = None
-        self.user_code = True  # False while running adjoint templates
+        self.user_code = not templates
         self.depth = 0
         self.returned_at: Location | None = None  # the top-level `return` that ran
         self._stmt_handlers = {}
@@ -392,15 +395,16 @@ class Unroller:
                       None, closure_cells(template), template.__globals__)
         skipped = {f"d{p.name}" for p in rest} - {f"d{name}" for name in needed}
         loc = contexts.gradient_location(loc)  # under the primal's error handling
-        saved = self.loc, self.user_code, self.native
-        self.loc, self.user_code, self.native = loc, False, None
+        assert not self.user_code, "templates run on an Unroller(templates=True)"
+        saved = self.loc, self.native
+        self.loc, self.native = loc, None
         try:
             with contexts.applied(loc.context if loc else ()):
                 for stmt in source.node.body:
                     if not (isinstance(stmt, gast.Assign) and _assigned_names(stmt) <= skipped):
                         self.exec(stmt, frame)
         finally:
-            self.loc, self.user_code, self.native = saved
+            self.loc, self.native = saved
         return [(name, bound.arguments[name], frame.locals.get(f"d{name}")) for name in needed]
 
     # -- reads from outside the arguments ---------------------------------------

@@ -11,6 +11,12 @@ from .outputs import own_outputs
 from .simplify import simplify
 
 
+def optimize_forward(tape: Tape) -> Tape:
+    """The rewrites of the primal, before it is differentiated: a value
+    computed once gets one gradient, accumulated once."""
+    return eliminate_common_subexpressions(simplify(tape))
+
+
 def optimize(tape: Tape) -> Tape:
     """The rewrites that keep generated code lean and readable."""
     tape = simplify(tape)
@@ -21,5 +27,5 @@ def optimize(tape: Tape) -> Tape:
     return own_outputs(tape)
 
 
-__all__ = ["optimize", "simplify", "keep_masked_zeros", "accumulate_scatters",
+__all__ = ["optimize", "optimize_forward", "simplify", "keep_masked_zeros", "accumulate_scatters",
            "eliminate_common_subexpressions", "eliminate_dead_code", "own_outputs"]

@@ -32,7 +32,6 @@ def accumulate_scatters(tape: Tape) -> Tape:
                 _, index, values = scatter.args
                 merged = Call(primitives.index_add, (into, index, values), {}, op.shape,
                               op.dtype, op.loc, op.depends)
-                merged.hint, merged.grad_of = op.hint, op.grad_of
                 return merged
         return op
 

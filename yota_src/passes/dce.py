@@ -19,4 +19,5 @@ def eliminate_dead_code(tape: Tape) -> Tape:
             live.update(operands(op))
     ops = [op for op in tape.ops if op in live]
     n_forward = sum(1 for op in tape.ops[: tape.n_forward] if op in live)
-    return Tape(ops, tape.output, tape.signature, n_forward)
+    labels = {op: label for op, label in tape.labels.items() if op in live}
+    return tape.replace(ops=ops, n_forward=n_forward, labels=labels)

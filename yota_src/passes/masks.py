@@ -53,5 +53,4 @@ def _moved_inside(op: Call, position: int) -> tuple:
     inner = Call(op.fn, tuple(args), {}, np.broadcast_shapes(*shapes), op.dtype, op.loc,
                  op.depends)
     outer = Call(np.where, (mask, inner, 0), {}, op.shape, op.dtype, op.loc, op.depends)
-    outer.hint, outer.grad_of = op.hint, op.grad_of
     return inner, outer

@@ -33,4 +33,4 @@ def own_outputs(tape: Tape) -> Tape:
         return copy
 
     output = (value,) + tuple(map_refs(g, owned) for g in gradients)
-    return Tape(ops, output, tape.signature, tape.n_forward)
+    return tape.replace(ops=ops, output=output, n_forward=tape.n_forward)

@@ -16,31 +16,51 @@ def rewrite(tape: Tape, visit: Callable[[Op, bool, Op], Op]) -> Tape:
 
     Ops whose operands were replaced are copied, never changed, so a tape
     handed out earlier (the forward tape of a GradientResult) stays intact.
+    A replaced op's label (its user's name, or what it is the gradient of)
+    passes to the op that takes its place where that has none of its own: a
+    gradient label never to a forward op, which must not read as a gradient.
     """
     replaced: dict[Op, Op] = {}
     look = lambda op: replaced.get(op, op)  # noqa: E731
-    ops, placed, n_forward = [], set(), 0
+    ops, placed, forward_ops = [], set(), set()
+    labels, origins, recorded = dict(tape.labels), dict(tape.origins), set(tape.ops)
     for index, op in enumerate(tape.ops):
+        original = tape.ops[index]
         op = _with_operands(op, look)
         forward = index < tape.n_forward
-        kept = visit(op, forward, tape.ops[index])
+        kept = visit(op, forward, original)
         if isinstance(kept, tuple):
             *before, kept = kept
             ops.extend(before)
             placed.update(before)
-            n_forward += forward * len(before)
-        if kept is not op and kept in placed:
-            replaced[tape.ops[index]] = look(kept)
+            if forward:
+                forward_ops.update(before)
+        if kept is not original:
+            kept = look(kept) if kept in placed and kept is not op else kept
+            replaced[original] = kept
+            if kept not in recorded:  # a new op computing what `original` did
+                origins[kept] = tape.origins.get(original, original)
+            _pass_label(labels, tape.label(original), kept, kept in forward_ops or (
+                forward and kept not in placed))
+        if kept in placed:
             continue
-        if kept is not tape.ops[index]:
-            replaced[tape.ops[index]] = kept
         ops.append(kept)
         placed.add(kept)
-        n_forward += forward
-    for op in ops:  # gradient names follow the ops they name (backward ops only)
-        if op.grad_of is not None:
-            op.grad_of = look(op.grad_of)
-    return Tape(ops, map_refs(tape.output, look), tape.signature, n_forward)
+        if forward:
+            forward_ops.add(kept)
+    labels = {op: look(label) if isinstance(label, Op) else label
+              for op, label in labels.items() if op in placed}
+    origins = {op: origin for op, origin in origins.items() if op in placed}
+    return tape.replace(ops=ops, output=map_refs(tape.output, look),
+                        n_forward=len(forward_ops), labels=labels, origins=origins)
+
+
+def _pass_label(labels: dict, label, to: Op, forward: bool) -> None:
+    if label is None or labels.get(to, to.hint) is not None:
+        return
+    if isinstance(label, Op) and forward:
+        return
+    labels[to] = label
 
 
 def _with_operands(op: Op, look) -> Op:
@@ -56,7 +76,7 @@ def _with_operands(op: Op, look) -> Op:
         clone = Guard(value, op.expected, op.convert, op.text, op.loc, op.within)
     else:
         return op
-    clone.hint, clone.grad_of = op.hint, op.grad_of
+    clone.hint = op.hint
     return clone
 
 

@@ -25,13 +25,10 @@ def simplify(tape: Tape) -> Tape:
     def visit(op: Op, forward: bool, original: Op) -> Op:
         better = _respelled(op)
         if better is not None:
-            better.hint, better.grad_of = op.hint, op.grad_of
             return better
         kept = _identity_operand(op)
         if kept is None or kept.shape != op.shape or kept.dtype != op.dtype:
             return op
-        if not forward and kept.hint is None and kept.grad_of is None:
-            kept.hint, kept.grad_of = op.hint, op.grad_of  # keep the reader's name
         return kept
 
     return rewrite(tape, visit)
