@@ -90,3 +90,73 @@ def test_play_and_compile_refuse_after_outside_state_changed():
                 run(x)
     finally:
         OFFSET = 2.0
+
+
+# --- Tape.verify and the passes' contract ------------------------------------
+
+def _malformed(tape, **changes):
+    from yota_src.tape import TapeError
+
+    with pytest.raises(TapeError) as error:
+        tape.replace(**changes).verify()
+    return str(error.value)
+
+
+def test_verify_accepts_what_the_pipeline_makes(args):
+    _, tape = ys.trace(mlp, *args)
+    assert tape.verify() is tape
+
+
+def test_verify_names_each_kind_of_fault(args):
+    _, tape = ys.trace(mlp, *args)
+    ops = tape.ops
+    assert "same op" in _malformed(tape, ops=ops + [ops[-1]])
+    assert "defined later" in _malformed(tape, ops=ops[1:] + ops[:1])
+    assert "output holds an op not on the tape" in _malformed(tape, ops=ops[:-1])
+    assert "input in the reverse section" in _malformed(tape, n_forward=0)
+    assert "labelled a gradient" in _malformed(tape, labels={ops[-1]: ops[0]})
+    assert "label ('h') is on an op not" in _malformed(tape, labels={object(): "h"})
+
+
+def test_verify_compares_shapes_with_recorded_values(args):
+    from yota_src.tape import TapeError
+
+    _, tape = ys.trace(mlp, *args)
+    first = tape.ops[0]
+    with pytest.raises(TapeError, match=r"%1 says float64 \(3, 4\) but its value"):
+        tape.verify({first: np.zeros((4, 3))})
+
+
+def test_every_pass_leaves_its_input_tape_as_it_was(args):
+    from yota_src import passes
+    from yota_src.adjoint import differentiate
+
+    _, forward = ys.trace(mlp, *args)
+    before = passes.fingerprint(forward)
+    values = dict(zip(forward.ops, _values_of(forward, args)))
+    tape = differentiate(passes.optimize_forward(forward), values, frozenset({0, 1}))
+    assert passes.fingerprint(forward) == before
+    for each in passes.BACKWARD_PASSES:
+        seen = passes.fingerprint(tape)
+        result = each(tape).verify()
+        assert passes.fingerprint(tape) == seen, each.__name__
+        tape = result
+
+
+def _values_of(tape, args):
+    """Each op's value, by replaying the tape (what the unroller records)."""
+    from yota_src.structs import get_path
+    from yota_src.tape import Call, Const, Input, map_refs
+
+    values = {}
+    for op in tape.ops:
+        if isinstance(op, Input):
+            values[op] = get_path(args[op.index], op.path)
+        elif isinstance(op, Const):
+            values[op] = op.value
+        elif isinstance(op, Call):
+            look = lambda s: map_refs(s, values.__getitem__)  # noqa: E731
+            values[op] = op.fn(*look(op.args), **look(op.kwargs))
+        else:
+            values[op] = None
+    return [values[op] for op in tape.ops]

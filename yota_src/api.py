@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from . import codegen, loader, rules
+from . import codegen, loader, passes, rules
 from .adjoint import differentiate
 from .errors import ControlFlowChanged, NoDiffRuleError, SignatureMismatch, SourceUnavailableError
 from .passes import eliminate_dead_code, optimize, optimize_forward
@@ -512,8 +512,13 @@ def _build(fn: Callable, args: tuple, wrt_args: frozenset) -> _Compiled:
         unroller, value, signature = _unroll(fn, args)
         _require_scalar(value, signature, unroller.returned_at)
         output = unroller.refs(value)  # first: a static array returned becomes an op
-        forward = optimize_forward(Tape(list(unroller.ops), output, signature))
+        recorded = Tape(list(unroller.ops), output, signature)
+        if passes.VERIFY:
+            recorded.verify(unroller.values)
+        forward = optimize_forward(recorded)
         tape = differentiate(forward, unroller.values, wrt_args, unroller.input_names)
+        if passes.VERIFY:
+            tape.verify()
     tape = optimize(tape)
     source, constants = codegen.generate(tape)
     function = loader.load(source, codegen.function_name(tape, "gradient"), constants)

@@ -263,6 +263,49 @@ class Tape:
 
     __repr__ = __str__
 
+    def verify(self, values=None) -> Tape:
+        """Check the tape is a well-formed program; raise TapeError naming the
+        first fault. Each op appears once, after every op it reads; inputs
+        and consts are in the primal section; the output, labels and origins
+        refer to ops of the tape; a gradient label sits on a reverse-pass op
+        and names a primal op. With `values` (example values by op, as the
+        unroller recorded them), each op's shape and dtype must be its
+        value's. Returns the tape, so passes can be chained through it."""
+        from .traced import describe_value  # late: traced builds on the tape
+
+        position: dict[Op, int] = {}
+        for index, op in enumerate(self.ops):
+            if op in position:
+                _fault(f"%{index + 1} is the same op as %{position[op] + 1}")
+            for operand in operands(op):
+                if operand not in position:
+                    _fault(f"%{index + 1} reads an op {_where(operand, self.ops)}")
+            if isinstance(op, Input) and index >= self.n_forward:
+                _fault(f"%{index + 1} is an input in the reverse section")
+            if values is not None and op in values and _numeric(values[op]):
+                recorded = describe_value(values[op])
+                if not _same_type(recorded, (op.shape, op.dtype)):
+                    _fault(f"%{index + 1} says {op.describe_type()} but its value is "
+                           f"{recorded}")
+            position[op] = index
+        if not 0 <= self.n_forward <= len(self.ops):
+            _fault(f"n_forward = {self.n_forward} for {len(self.ops)} ops")
+        for op in iter_refs(self.output):
+            if op not in position:
+                _fault(f"the output holds an op {_where(op, self.ops)}")
+        for op, label in self.labels.items():
+            if op not in position:
+                _fault(f"a label ({label!r}) is on an op {_where(op, self.ops)}")
+            if isinstance(label, Op) and (position[op] < self.n_forward
+                                          or position.get(label, self.n_forward)
+                                          >= self.n_forward):
+                _fault(f"%{position[op] + 1} is labelled a gradient, but only reverse-pass "
+                       "ops are gradients, of primal ops")
+        for op in self.origins:
+            if op not in position:
+                _fault(f"an origin is recorded for an op {_where(op, self.ops)}")
+        return self
+
     def play(self, *args):
         """Re-run the tape on new arguments of the same specialisation; other
         arguments, or outside state that changed, are refused."""
@@ -313,6 +356,31 @@ class Tape:
             self.check(args)
             return function(*args)
         return functools.wraps(function)(checked)
+
+
+class TapeError(AssertionError):
+    """A pass produced a malformed tape: a bug in yota-src, not in user code."""
+
+
+def _fault(message: str):
+    raise TapeError(f"malformed tape: {message}")
+
+
+def _same_type(a: tuple, b: tuple) -> bool:
+    """Equal shapes, and dtypes equal but for byte order (a const keeps `>f8`)."""
+    (shape_a, dtype_a), (shape_b, dtype_b) = a, b
+    if shape_a != shape_b or (dtype_a is None) != (dtype_b is None):
+        return False
+    return dtype_a is None or np.dtype(dtype_a).newbyteorder("=") == \
+        np.dtype(dtype_b).newbyteorder("=")
+
+
+def _numeric(value) -> bool:
+    return isinstance(value, (np.ndarray, np.generic, bool, int, float))
+
+
+def _where(op: Op, ops: list) -> str:
+    return "defined later" if op in ops else "not on the tape"
 
 
 def _show(structure, names: dict) -> str:

@@ -1,8 +1,16 @@
-"""Tape -> Tape rewrites, one per module, run in `optimize` order."""
+"""Tape -> Tape rewrites, one per module, run in the order below.
+
+With YOTA_SRC_VERIFY=1 in the environment (the test suite sets it), every
+pass's output is checked by `Tape.verify()`, and its input tape must come
+out of the pass unchanged: ops, operands and names.
+"""
 
 from __future__ import annotations
 
-from ..tape import Tape
+import os
+from collections.abc import Callable
+
+from ..tape import Call, Guard, Tape, TapeError
 from .accumulate import accumulate_scatters
 from .cse import eliminate_common_subexpressions
 from .dce import eliminate_dead_code
@@ -10,22 +18,62 @@ from .masks import keep_masked_zeros
 from .outputs import own_outputs
 from .simplify import simplify
 
+VERIFY = os.environ.get("YOTA_SRC_VERIFY") == "1"
+
+FORWARD_PASSES = (simplify, eliminate_common_subexpressions)
+BACKWARD_PASSES = (simplify, keep_masked_zeros, eliminate_common_subexpressions,
+                   accumulate_scatters, eliminate_dead_code, own_outputs)
+
 
 def optimize_forward(tape: Tape) -> Tape:
     """The rewrites of the primal, before it is differentiated: a value
     computed once gets one gradient, accumulated once."""
-    return eliminate_common_subexpressions(simplify(tape))
+    return run(tape, FORWARD_PASSES)
 
 
 def optimize(tape: Tape) -> Tape:
-    """The rewrites that keep generated code lean and readable."""
-    tape = simplify(tape)
-    tape = keep_masked_zeros(tape)
-    tape = eliminate_common_subexpressions(tape)
-    tape = accumulate_scatters(tape)
-    tape = eliminate_dead_code(tape)
-    return own_outputs(tape)
+    """The rewrites of a gradient tape that keep generated code lean and readable."""
+    return run(tape, BACKWARD_PASSES)
 
 
-__all__ = ["optimize", "optimize_forward", "simplify", "keep_masked_zeros", "accumulate_scatters",
-           "eliminate_common_subexpressions", "eliminate_dead_code", "own_outputs"]
+def run(tape: Tape, passes: tuple[Callable[[Tape], Tape], ...]) -> Tape:
+    for each in passes:
+        tape = checked(each)(tape) if VERIFY else each(tape)
+    return tape
+
+
+def checked(each: Callable[[Tape], Tape]) -> Callable[[Tape], Tape]:
+    """`each`, verifying its output and that it left its input as it was."""
+    def run_checked(tape: Tape) -> Tape:
+        before = fingerprint(tape)
+        result = each(tape)
+        if fingerprint(tape) != before:
+            raise TapeError(f"{each.__name__} changed the tape it was given")
+        return result.verify()
+    return run_checked
+
+
+def fingerprint(tape: Tape) -> tuple:
+    """What a pass must not change: each op, what it reads, and the names."""
+    def op_state(op):
+        reads = (op.fn, _identities(op.args), _identities(op.kwargs)) \
+            if isinstance(op, Call) else (id(op.value),) if isinstance(op, Guard) else ()
+        return (id(op), op.hint, op.shape, str(op.dtype), op.loc) + reads
+    return (tuple(op_state(op) for op in tape.ops), tape.n_forward,
+            _identities(tape.output), _identities(tape.labels))
+
+
+def _identities(structure):
+    """A nested structure with every leaf replaced by its identity."""
+    if isinstance(structure, (tuple, list)):
+        return (type(structure),) + tuple(_identities(item) for item in structure)
+    if isinstance(structure, dict):
+        return tuple((_identities(key), _identities(item)) for key, item in structure.items())
+    if isinstance(structure, slice):
+        return _identities((structure.start, structure.stop, structure.step))
+    return id(structure)
+
+
+__all__ = ["optimize", "optimize_forward", "run", "checked", "fingerprint", "simplify",
+           "keep_masked_zeros", "accumulate_scatters", "eliminate_common_subexpressions",
+           "eliminate_dead_code", "own_outputs"]

@@ -20,4 +20,5 @@ def eliminate_dead_code(tape: Tape) -> Tape:
     ops = [op for op in tape.ops if op in live]
     n_forward = sum(1 for op in tape.ops[: tape.n_forward] if op in live)
     labels = {op: label for op, label in tape.labels.items() if op in live}
-    return tape.replace(ops=ops, n_forward=n_forward, labels=labels)
+    origins = {op: origin for op, origin in tape.origins.items() if op in live}
+    return tape.replace(ops=ops, n_forward=n_forward, labels=labels, origins=origins)
