@@ -33,10 +33,8 @@ def grad_loss(m, X):
     # linear.py:20  return np.sum(forward(m, X))
     out = np.sum(t1)
     # backward
-    # linear.py:20  return np.sum(forward(m, X))
-    dt1 = np.ones((3, 5))
     # linear.py:16  return m.W @ X
-    dm_W = dt1 @ X.T
-    dX = m_W.T @ dt1
+    dm_W = np.copy(np.broadcast_to(np.sum(X, axis=1), (3, 4)))
+    dX = np.copy(np.broadcast_to(np.sum(m_W.T, axis=1, keepdims=True), (4, 5)))
     dm = {('W',): dm_W}
     return out, dm, dX

@@ -16,12 +16,13 @@ from .cse import eliminate_common_subexpressions
 from .dce import eliminate_dead_code
 from .masks import keep_masked_zeros
 from .outputs import own_outputs
+from .seeds import fold_seeds
 from .simplify import simplify
 
 VERIFY = os.environ.get("YOTA_SRC_VERIFY") == "1"
 
 FORWARD_PASSES = (simplify, eliminate_common_subexpressions)
-BACKWARD_PASSES = (simplify, keep_masked_zeros, eliminate_common_subexpressions,
+BACKWARD_PASSES = (fold_seeds, keep_masked_zeros, simplify, eliminate_common_subexpressions,
                    accumulate_scatters, eliminate_dead_code, own_outputs)
 
 
@@ -75,5 +76,5 @@ def _identities(structure):
 
 
 __all__ = ["optimize", "optimize_forward", "run", "checked", "fingerprint", "simplify",
-           "keep_masked_zeros", "accumulate_scatters", "eliminate_common_subexpressions",
-           "eliminate_dead_code", "own_outputs"]
+           "fold_seeds", "keep_masked_zeros", "accumulate_scatters",
+           "eliminate_common_subexpressions", "eliminate_dead_code", "own_outputs"]

@@ -17,6 +17,7 @@ def own_outputs(tape: Tape) -> Tape:
         return tape
     value, *gradients = tape.output
     ops = list(tape.ops)
+    labels = dict(tape.labels)
     seen = {value} if isinstance(value, Op) else set()
 
     def owned(op):
@@ -30,7 +31,9 @@ def own_outputs(tape: Tape) -> Tape:
         copy = Call(np.copy, (op,), {}, op.shape, op.dtype, op.loc, op.depends)
         ops.append(copy)  # codegen names it after the argument it is the gradient of
         seen.add(copy)
+        if isinstance(labels.get(op), Op):  # `dW = np.copy(t1)`, not `dW_2 = np.copy(dW)`
+            labels[copy] = labels.pop(op)
         return copy
 
     output = (value,) + tuple(map_refs(g, owned) for g in gradients)
-    return tape.replace(ops=ops, output=output, n_forward=tape.n_forward)
+    return tape.replace(ops=ops, output=output, n_forward=tape.n_forward, labels=labels)

@@ -11,7 +11,7 @@ import operator
 import numpy as np
 
 from .. import primitives
-from ..tape import Call, Op, Tape
+from ..tape import Call, Const, Op, Tape
 from .rewrite import rewrite
 
 _RIGHT_IDENTITY = {operator.add: 0, operator.sub: 0, operator.mul: 1, operator.truediv: 1,
@@ -23,6 +23,10 @@ _SHAPE_NO_OPS = {np.reshape, np.broadcast_to, np.squeeze, np.expand_dims, np.rav
 
 def simplify(tape: Tape) -> Tape:
     def visit(op: Op, forward: bool, original: Op) -> Op:
+        if not forward and _all_constant(op):  # `1.0 * 0.5 * 2` left by the seeds: 1.0
+            folded = Const(_static(op.fn(*(_value(a) for a in op.args))), op.loc)
+            if (folded.shape, folded.dtype) == (op.shape, op.dtype):
+                return folded
         better = _respelled(op)
         if better is not None:
             return better
@@ -97,5 +101,28 @@ def _identity_operand(op: Op) -> Op | None:
 
 
 def _is_constant(value, constant) -> bool:
+    value = _value(value)
     return (constant is not None and not isinstance(value, (Op, bool))
             and isinstance(value, (int, float, np.number)) and value == constant)
+
+
+_ARITHMETIC = (operator.add, operator.sub, operator.mul, operator.truediv, operator.pow,
+               operator.neg)
+
+
+def _all_constant(op: Op) -> bool:
+    """Scalar arithmetic on numbers alone."""
+    return isinstance(op, Call) and op.fn in _ARITHMETIC and not op.kwargs and all(
+        isinstance(_value(a), (int, float, np.floating)) and not isinstance(a, bool)
+        for a in op.args)
+
+
+def _value(value):
+    """A scalar constant op as its number; anything else as it is."""
+    if isinstance(value, Const) and value.shape == () and value.hint is None:
+        return value.value
+    return value
+
+
+def _static(number):
+    return number.item() if isinstance(number, np.float64) else number
