@@ -116,12 +116,17 @@ def _sweep(driver: Unroller, tape: Tape, known: _Known, wrt: set[Op]) -> tuple[d
     for op in reversed(tape.ops):
         if op in grads:
             grad = grads[op]
-            if isinstance(grad, Traced) and grad.op not in forward and grad.op not in labels:
-                labels[grad.op] = op  # its complete gradient: d<name of op>
+            if isinstance(grad, Traced) and grad.op not in forward and (
+                    grad.op not in labels or _named(op) and not _named(labels[grad.op])):
+                labels[grad.op] = op  # its complete gradient: d<name of op>, a user's name first
             if isinstance(op, Call):
                 # its gradient is complete and now spent: only the inputs' are returned
                 _propagate(driver, known, op, grads.pop(op), active, grads)
     return grads, labels
+
+
+def _named(op: Op) -> bool:
+    return op.hint is not None or isinstance(op, Input)
 
 
 # keywords of any ufunc that change how a result is stored, not what it is
@@ -257,16 +262,24 @@ def _gradient_outputs(driver: Unroller, tape: Tape, grads: dict, wrt_args: set[i
         if index not in wrt_args or not any(leaf.kind == DIFF for leaf in leaves):
             out.append(None)
         elif tape.signature.structs[index]:
-            out.append({user_path(op.path): driver.refs(grads[op]) for op in inputs
+            out.append({user_path(op.path): _gradient(driver, op, grads[op]) for op in inputs
                         if op.index == index and op in grads})
         else:
             (op,) = [op for op in inputs if op.index == index]
-            out.append(driver.refs(grads[op]) if op in grads else _zeros(driver, op))
+            out.append(_gradient(driver, op, grads.get(op, 0.0)))
     return tuple(out)
 
 
-def _zeros(unroller: Unroller, op: Input):
+def _gradient(driver: Unroller, op: Input, grad):
+    """The gradient of an input as the code returns it: one the rules could
+    compute statically (a constant) is a float for a float, and an array of
+    the input's shape and dtype, made by the code, for an array."""
+    if isinstance(grad, Traced) or not np.isscalar(grad) and not np.ndim(grad) == 0:
+        return driver.refs(grad)
     if op.scalar:
-        return 0.0
-    args = (op.shape,) if op.dtype == np.float64 else (op.shape, op.dtype)
-    return unroller.refs(unroller.primitive(np.zeros, args, {}))
+        return float(grad)
+    value = float(grad)
+    fn, args = (np.zeros, (op.shape,)) if value == 0 else (np.full, (op.shape, value))
+    if op.dtype != np.float64:
+        args += (op.dtype,)
+    return driver.record(fn, args, {}, fn(*args)).op  # recorded even for shape ()

@@ -32,6 +32,7 @@ import numpy as np
 
 from . import contexts, primitives
 from .errors import UnsupportedSyntaxError
+from .facts import Fact, facts
 from .loader import InProcessOnly
 from .structs import (
     ATTR,
@@ -58,6 +59,7 @@ _COMPARE = {operator.eq: ast.Eq, operator.ne: ast.NotEq, operator.lt: ast.Lt,
             operator.le: ast.LtE, operator.gt: ast.Gt, operator.ge: ast.GtE, operator.is_: ast.Is}
 _UNARY = {operator.neg: ast.USub, operator.pos: ast.UAdd, operator.invert: ast.Invert}
 _INLINE_LIMIT = 64  # longest expression a temporary is folded into, in characters
+LINE_LIMIT = 100  # columns: longer statements are written over several lines
 # Most elements an array from outside the arguments may have to be written
 # into the module as a literal (about 5 kB of text); a larger one is read
 # from its module by name at each call (`outside_read`).
@@ -155,6 +157,12 @@ class _Writer:
         self.in_place = self._in_place_buffers()
         self.writes_in_place = set(self.in_place.values())
         self.output_names = self._output_names()
+        self.facts = facts([op for op in tape.ops if isinstance(op, Guard)])
+        self.fact_names: dict[Fact, str] = {}  # facts decided more than once: module constants
+        self.fact_lines: list[str] = []
+        self.other_path = next(name for name in ("_other_path", "_other_path_2", "_yota_other_path")
+                               if name not in self.taken)
+        self.taken.add(self.other_path)
 
     # -- the module ---------------------------------------------------------
 
@@ -181,15 +189,31 @@ class _Writer:
                       "# that generated this module has them, so it cannot be saved and run",
                       "# elsewhere.",
                       *self.unreachable, ""]
+        if self.fact_lines:
+            lines += ["# Decisions the data took more than once for the example; a call whose",
+                      "# data take another path raises ControlFlowChanged naming them.",
+                      *self.fact_lines, ""]
         code_start = len(lines)
         lines += ["", f"def {self.body_name}({', '.join(self.params)}):"]
-        lines += ["    " + line if line else "" for line in body]
+        lines += [fitted for line in body
+                  for fitted in (_fitted("    " + line) if line else [""])]
         if not _uses_name("\n".join(lines[len(imports) + 1:]), "np"):
             lines.remove("import numpy as np")
             code_start -= 1
         if self.body_name != self.name:
             lines[code_start:code_start] = ["", *self.entry_point(), ""]
+        if self.facts:  # after the function: a reader meets the gradient first
+            lines += ["", "", *self.other_path_helper()]
         return "\n".join(lines) + "\n"
+
+    def other_path_helper(self) -> list[str]:
+        """The one function every data-dependent guard raises through."""
+        message = (f"{self.name} was generated for data where ", _Field("fact"),
+                   "; this call goes the other way, so the unrolled code does not apply")
+        return [f"def {self.other_path}(fact):",
+                '    """The data took another path than the example\'s: the unrolled code '
+                'does not apply."""',
+                *_wrapped("    raise ControlFlowChanged(", message, 0)]
 
     def entry_point(self) -> list[str]:
         """The function with the user's parameters, where one of them would
@@ -210,11 +234,15 @@ class _Writer:
         qualified = f"{sig.module}.{sig.qualname}" if sig.module else sig.qualname
         paragraphs = [f"{what} of {qualified} (source sha1 {sig.source_hash})."]
         paragraphs.append(f"Specialised to: {sig.describe() or 'no arguments'}.")
-        facts = [f"{op.loc.short} `{op.text}` " + (
-            f"was {op.expected}" if op.convert is bool else f"gave {describe_value(op.expected)}")
-            for op in self.tape.ops if isinstance(op, Guard)]
-        if facts:
-            paragraphs.append("Data-dependent facts: " + "; ".join(facts) + ".")
+        stated = []
+        for op, fact in self.facts.items():
+            text = fact.text if fact.repeated else f"{op.loc.short} `{op.text}` " + (
+                f"was {op.expected}" if op.convert is bool else
+                f"gave {describe_value(op.expected)}")
+            if text not in stated:
+                stated.append(text)
+        if stated:
+            paragraphs.append("Data-dependent facts: " + "; ".join(stated) + ".")
         if sig.outside:
             arrays = ("small arrays are snapshots below, larger ones read at each call"
                       if self.read_by_name else "arrays are snapshots below")
@@ -245,8 +273,12 @@ class _Writer:
         lines = []
         for condition, message in checks:
             self.errors_used.add("SignatureMismatch")
-            lines += [f"if {condition}:", f"    raise SignatureMismatch({message})"]
+            lines += [f"if {condition}:", *self.raising("SignatureMismatch", message, 8)]
         return lines
+
+    def raising(self, error: str, message: tuple, indent: int, tail: str = "") -> list[str]:
+        """`raise error(message)` inside an `if`, wrapped to the line limit."""
+        return ["    " + line for line in _wrapped(f"raise {error}(", message, indent, ")" + tail)]
 
     def _subject(self, index: int, path: tuple) -> tuple[str, str]:
         """The code that reaches a part of argument `index`, and its name in messages."""
@@ -301,9 +333,11 @@ class _Writer:
         elif node.keys:
             names = ast.unparse(self.literal(node.keys))
             name = "name" if "name" not in self.params else self.fresh("name")
-            checks.append((f"not all(hasattr({code}, {name}) for {name} in {names})",
-                           _message(f"{head} with the attributes {names}, missing: ", _Field(
-                               f"[{name} for {name} in {names} if not hasattr({code}, {name})]"))))
+            missing = "missing" if "missing" not in self.params else self.fresh("missing")
+            checks.append((f"{missing} := [{name} for {name} in {names} "
+                           f"if not hasattr({code}, {name})]",
+                           _message(f"{head} with the attributes {names}, missing: ",
+                                    _Field(missing))))
         return checks
 
     def _type_differs(self, expr: str, cls: type) -> str:
@@ -450,9 +484,10 @@ class _Writer:
                 message = (f"{self.name} was generated for data on which the `try` at {where} "
                            "raised nothing; this call raises, so the unrolled code does not "
                            "apply")
-                lines += ["    " * len(blocks) + f"except {types} as error:",
-                          "    " * len(blocks) + f"    raise ControlFlowChanged({message!r}) "
-                          "from error"]
+                indent = "    " * len(blocks)
+                lines += [indent + f"except {types} as error:"]
+                lines += [indent + line for line in self.raising(
+                    "ControlFlowChanged", (message,), 8 + len(indent), " from error")]
         return lines
 
     def statements(self, op: Op) -> list[str]:
@@ -524,7 +559,8 @@ class _Writer:
                                                    f"other contents (sha1 {digest[:12]})")))
         self.outside_reads.append(f"{name} = {label}")
         for condition, message in checks:
-            self.outside_reads += [f"if {condition}:", f"    raise SignatureMismatch({message})"]
+            self.outside_reads += [f"if {condition}:",
+                                   *self.raising("SignatureMismatch", message, 8)]
 
     def _reach(self, op: Const) -> ast.expr | None:
         """`model.W`: the expression that reads `op`'s array from an importable
@@ -566,8 +602,18 @@ class _Writer:
             test = ast.Compare(self.call(convert, (op.value,), {}), [ast.NotEq()],
                                [self.literal(op.expected)])
         self.errors_used.add("ControlFlowChanged")
-        message = op.message(self.name)
-        return [f"if {ast.unparse(test)}:", f"    raise ControlFlowChanged({message!r})"]
+        fact = self.facts[op]
+        if fact.repeated:
+            if fact not in self.fact_names:
+                name = self.fresh(f"{'LOOP' if fact.loop else 'DECISION'}_{fact.line}")
+                self.fact_names[fact] = name
+                self.fact_lines += _wrapped(f"{name} = (", (fact.text,), 0) \
+                    if len(name) + len(fact.text) + 5 > LINE_LIMIT else \
+                    [f"{name} = {_quoted(fact.text)}"]
+            call = [f"{self.other_path}({self.fact_names[fact]})"]
+        else:
+            call = _wrapped(f"{self.other_path}(", (fact.text,), 8)
+        return [f"if {ast.unparse(test)}:", *("    " + line for line in call)]
 
     def index_store(self, op: Call) -> list[str]:
         """`buf[i] = v`, `buf[i] += v` or `np.add.at(buf, i, v)`, on a copy unless
@@ -1039,7 +1085,124 @@ def _identifier(text: str) -> str:
     return "".join(char if ("_" + char).isidentifier() else "_" for char in text)
 
 
-def _message(*parts) -> str:
+def _message(*parts) -> tuple:
+    """A message made of literal text and `_Field`s (code whose value it
+    shows), written out by `_wrapped`."""
+    return parts
+
+
+def _fitted(line: str) -> list[str]:
+    """A statement longer than LINE_LIMIT columns over several lines: the
+    items of a literal or the arguments of a call one per line, a sum broken
+    before its `+` and `-`; as it was where it has none of these, and always
+    for a comment (whose source line is cut instead)."""
+    if len(line) <= LINE_LIMIT:
+        return [line]
+    indent = line[: len(line) - len(line.lstrip())]
+    text = line.strip()
+    if text.startswith("#"):
+        return [line[: LINE_LIMIT - 3].rstrip() + "..."]
+    try:
+        (statement,) = ast.parse(text).body
+    except (SyntaxError, ValueError):
+        return [line]
+    if isinstance(statement, (ast.Assign, ast.AugAssign, ast.Return)) \
+            and statement.value is not None:
+        head = text[: len(text) - len(ast.unparse(statement.value))]
+        if not text.endswith(ast.unparse(statement.value)):
+            return [line]
+        lines = _broken(statement.value, indent, head)
+        return lines or [line]
+    return [line]
+
+
+def _broken(value: ast.expr, indent: str, head: str) -> list[str] | None:
+    inner = indent + "    "
+    if isinstance(value, (ast.Dict, ast.List, ast.Tuple)) or (
+            isinstance(value, ast.Call) and (value.args or value.keywords)):
+        if isinstance(value, ast.Dict):
+            items = [f"{ast.unparse(key)}: {ast.unparse(item)}"
+                     for key, item in zip(value.keys, value.values)]
+            opening, closing = "{", "}"
+        elif isinstance(value, ast.Call):
+            items = [ast.unparse(a) for a in value.args] + [ast.unparse(k) for k in value.keywords]
+            opening, closing = ast.unparse(value.func) + "(", ")"
+        else:
+            items = [ast.unparse(e) for e in value.elts]
+            opening, closing = ("[", "]") if isinstance(value, ast.List) else ("(", ")")
+        return [f"{indent}{head}{opening}", *(f"{inner}{item}," for item in items),
+                f"{indent}{closing}"]
+    terms = _sum_terms(value)
+    if len(terms) < 2:
+        return None
+    lines = [f"{indent}{head}({terms[0]}"]
+    pad = indent + " " * (len(head) + 1)
+    for term in terms[1:]:
+        if len(lines[-1]) + len(term) + 1 > LINE_LIMIT - 1:
+            lines.append(pad + term.lstrip())
+        else:
+            lines[-1] += " " + term
+    lines[-1] += ")"
+    return lines
+
+
+def _sum_terms(value: ast.expr) -> list[str]:
+    """`a + b - c` as ["a", "+ b", "- c"]: the operands of a left-leaning sum."""
+    terms = []
+    while isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub)):
+        sign = "+" if isinstance(value.op, ast.Add) else "-"
+        right = ast.unparse(value.right)
+        if isinstance(value.right, ast.BinOp) and isinstance(value.right.op, (ast.Add, ast.Sub)):
+            right = f"({right})"
+        terms.append(f"{sign} {right}")
+        value = value.left
+    terms.append(ast.unparse(value))
+    return terms[::-1]
+
+
+def _wrapped(head: str, parts: tuple, indent: int, tail: str = ")") -> list[str]:
+    """`head`, the message `parts` as a string expression, and `tail`: split
+    into implicitly concatenated literals where one line would pass
+    LINE_LIMIT columns (starting `indent` columns in), as a person writes a
+    long message."""
+    one = head + _literal(parts) + tail
+    if indent + len(one) <= LINE_LIMIT:
+        return [one]
+    width = LINE_LIMIT - indent - len(head) - len(tail)
+    chunks = _chunks(parts, width)
+    if chunks is None:
+        return [one]
+    pad = " " * len(head)
+    lines = [pad + _literal(chunk) for chunk in chunks]
+    lines[0] = head + lines[0][len(pad):]
+    lines[-1] += tail
+    return lines
+
+
+def _chunks(parts: tuple, width: int) -> list[list] | None:
+    """`parts` cut between words into pieces whose literals fit `width`;
+    None where a field needs the `.format` spelling, which is not cut."""
+    if any(char in part.code for part in parts if isinstance(part, _Field) for char in '\\"#'):
+        return None
+    tokens = [token for part in parts for token in (
+        re.findall(r"\S+\s*|\s+", part) if isinstance(part, str) else [part])]
+    chunks: list[list] = [[]]
+    for token in tokens:
+        if chunks[-1] and len(_literal(chunks[-1] + [token])) > width:
+            chunks.append([])
+        chunks[-1].append(token)
+    return chunks
+
+
+def _literal(parts) -> str:
+    """Parts of a message as one string literal: an f-string only where it
+    shows a field."""
+    if not any(isinstance(part, _Field) for part in parts):
+        return _quoted("".join(parts))
+    return _message_source(*parts)
+
+
+def _message_source(*parts) -> str:
     """Source text of a message made of literal text and `_Field`s: an
     f-string, or `"...{!r}...".format(...)` where a field's code holds what an
     f-string field cannot on every supported Python (a backslash, a double

@@ -96,27 +96,42 @@ class Guard(Op):
         self.within = within  # the call that decided it natively (`sorted(xs)`), if any
 
     def message(self, function_name: str) -> str:
+        return other_path(function_name, self.described())
+
+    def described(self) -> str:
+        """The fact and where it was decided: "`x > 0` was True (f.py:3)"."""
+        return f"{self.fact()}{self.where()}"
+
+    def where(self) -> str:
         context = [f"in `{self.within}`"] if self.within else []
         context += [self.loc.short] if self.loc else []
-        where = f" ({', '.join(context)})" if context else ""
-        return (f"{function_name} was generated for data where {self.fact()}{where}; "
-                f"this call goes the other way, so the unrolled code does not apply")
-
+        return f" ({', '.join(context)})" if context else ""
 
     def fact(self) -> str:
         """What was true when traced: "`x > 0` was True", "int(n) was 3"."""
+        return f"{self.expression()} was {self.shown(self.expected)}"
+
+    def expression(self) -> str:
+        """What was decided: "`x > 0`", "int(n)"."""
         from .primitives import METHODS  # late: primitives knows the rule table
 
         if self.convert is bool:
-            return f"`{self.text}` was {self.expected}"
+            return f"`{self.text}`"
         if self.convert in METHODS:
-            expression = f"{self.text}.{METHODS[self.convert]}()"
-        else:
-            expression = f"{self.convert.__name__}({self.text})"
-        expected = repr(self.expected)
-        if len(expected) > 60:
-            expected = expected[:57] + "..."
-        return f"{expression} was {expected}"
+            return f"{self.text}.{METHODS[self.convert]}()"
+        return f"{self.convert.__name__}({self.text})"
+
+    def shown(self, value) -> str:
+        if self.convert is bool:
+            return str(value)
+        text = repr(value)
+        return text[:57] + "..." if len(text) > 60 else text
+
+
+def other_path(function_name: str, fact: str) -> str:
+    """The ControlFlowChanged message for a decision the data took otherwise."""
+    return (f"{function_name} was generated for data where {fact}; "
+            f"this call goes the other way, so the unrolled code does not apply")
 
 
 # --- nested argument structures -------------------------------------------

@@ -12,17 +12,23 @@ SignatureMismatch = ValueError
 
 def grad_loss(W, b, x):
     if type(W) is not np.ndarray:
-        raise SignatureMismatch(f"grad_loss was generated for W of type ndarray, got {type(W).__qualname__}")
+        raise SignatureMismatch("grad_loss was generated for W of type ndarray, got "
+                                f"{type(W).__qualname__}")
     if W.shape != (128, 784) or W.dtype != np.float64:
-        raise SignatureMismatch(f"grad_loss was generated for W float64 (128, 784), got {W.dtype} {W.shape}")
+        raise SignatureMismatch(f"grad_loss was generated for W float64 (128, 784), got {W.dtype} "
+                                f"{W.shape}")
     if type(b) is not np.ndarray:
-        raise SignatureMismatch(f"grad_loss was generated for b of type ndarray, got {type(b).__qualname__}")
+        raise SignatureMismatch("grad_loss was generated for b of type ndarray, got "
+                                f"{type(b).__qualname__}")
     if b.shape != (128,) or b.dtype != np.float64:
-        raise SignatureMismatch(f"grad_loss was generated for b float64 (128,), got {b.dtype} {b.shape}")
+        raise SignatureMismatch(f"grad_loss was generated for b float64 (128,), got {b.dtype} "
+                                f"{b.shape}")
     if type(x) is not np.ndarray:
-        raise SignatureMismatch(f"grad_loss was generated for x of type ndarray, got {type(x).__qualname__}")
+        raise SignatureMismatch("grad_loss was generated for x of type ndarray, got "
+                                f"{type(x).__qualname__}")
     if x.shape != (784, 100) or x.dtype != np.float64:
-        raise SignatureMismatch(f"grad_loss was generated for x float64 (784, 100), got {x.dtype} {x.shape}")
+        raise SignatureMismatch(f"grad_loss was generated for x float64 (784, 100), got {x.dtype} "
+                                f"{x.shape}")
     # affine.py:11  return np.sum(W @ x + b[:, None])
     out = np.sum(W @ x + b[:, None])
     # backward

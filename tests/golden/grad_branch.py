@@ -14,15 +14,23 @@ SignatureMismatch = ControlFlowChanged = ValueError
 
 def grad_energy(x):
     if type(x) is not np.ndarray:
-        raise SignatureMismatch(f"grad_energy was generated for x of type ndarray, got {type(x).__qualname__}")
+        raise SignatureMismatch("grad_energy was generated for x of type ndarray, got "
+                                f"{type(x).__qualname__}")
     if x.shape != (3,) or x.dtype != np.float64:
-        raise SignatureMismatch(f"grad_energy was generated for x float64 (3,), got {x.dtype} {x.shape}")
+        raise SignatureMismatch(f"grad_energy was generated for x float64 (3,), got {x.dtype} "
+                                f"{x.shape}")
     # branch.py:10  if np.sum(x) > 0:
     if not np.sum(x) > 0:
-        raise ControlFlowChanged('grad_energy was generated for data where `np.sum(x) > 0` was True (branch.py:10); this call goes the other way, so the unrolled code does not apply')
+        _other_path("`np.sum(x) > 0` was True (branch.py:10)")
     # branch.py:11  return np.sum(x ** 2)
     out = np.sum(x ** 2)
     # backward
     # branch.py:11  return np.sum(x ** 2)
     dx = 2.0 * x
     return out, dx
+
+
+def _other_path(fact):
+    """The data took another path than the example's: the unrolled code does not apply."""
+    raise ControlFlowChanged(f"grad_energy was generated for data where {fact}; this call goes "
+                             "the other way, so the unrolled code does not apply")

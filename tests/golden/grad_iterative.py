@@ -11,7 +11,8 @@ SignatureMismatch = ValueError
 
 def grad_double(x, n):
     if not isinstance(x, float):
-        raise SignatureMismatch(f"grad_double was generated for x of type float, got {type(x).__qualname__}")
+        raise SignatureMismatch("grad_double was generated for x of type float, got "
+                                f"{type(x).__qualname__}")
     if type(n) is not int or n != 3:
         raise SignatureMismatch(f"grad_double was generated for n == 3, got {n!r}")
     # iterative.py:12  x = x * 2.0

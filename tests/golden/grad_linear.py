@@ -12,21 +12,29 @@ SignatureMismatch = ValueError
 
 def grad_loss(m, X):
     if type(m).__qualname__ != 'Linear':
-        raise SignatureMismatch(f"grad_loss was generated for m of type Linear, got {type(m).__qualname__}")
-    if not all(hasattr(m, name) for name in ('W', 'b')):
-        raise SignatureMismatch(f"grad_loss was generated for m with the attributes ('W', 'b'), missing: {[name for name in ('W', 'b') if not hasattr(m, name)]}")
+        raise SignatureMismatch("grad_loss was generated for m of type Linear, got "
+                                f"{type(m).__qualname__}")
+    if missing := [name for name in ('W', 'b') if not hasattr(m, name)]:
+        raise SignatureMismatch("grad_loss was generated for m with the attributes ('W', 'b'), "
+                                f"missing: {missing}")
     if type(m.W) is not np.ndarray:
-        raise SignatureMismatch(f"grad_loss was generated for m.W of type ndarray, got {type(m.W).__qualname__}")
+        raise SignatureMismatch("grad_loss was generated for m.W of type ndarray, got "
+                                f"{type(m.W).__qualname__}")
     if m.W.shape != (3, 4) or m.W.dtype != np.float64:
-        raise SignatureMismatch(f"grad_loss was generated for m.W float64 (3, 4), got {m.W.dtype} {m.W.shape}")
+        raise SignatureMismatch(f"grad_loss was generated for m.W float64 (3, 4), got {m.W.dtype} "
+                                f"{m.W.shape}")
     if type(m.b) is not np.ndarray:
-        raise SignatureMismatch(f"grad_loss was generated for m.b of type ndarray, got {type(m.b).__qualname__}")
+        raise SignatureMismatch("grad_loss was generated for m.b of type ndarray, got "
+                                f"{type(m.b).__qualname__}")
     if m.b.shape != (3,) or m.b.dtype != np.float64:
-        raise SignatureMismatch(f"grad_loss was generated for m.b float64 (3,), got {m.b.dtype} {m.b.shape}")
+        raise SignatureMismatch(f"grad_loss was generated for m.b float64 (3,), got {m.b.dtype} "
+                                f"{m.b.shape}")
     if type(X) is not np.ndarray:
-        raise SignatureMismatch(f"grad_loss was generated for X of type ndarray, got {type(X).__qualname__}")
+        raise SignatureMismatch("grad_loss was generated for X of type ndarray, got "
+                                f"{type(X).__qualname__}")
     if X.shape != (4, 5) or X.dtype != np.float64:
-        raise SignatureMismatch(f"grad_loss was generated for X float64 (4, 5), got {X.dtype} {X.shape}")
+        raise SignatureMismatch(f"grad_loss was generated for X float64 (4, 5), got {X.dtype} "
+                                f"{X.shape}")
     m_W = m.W
     # linear.py:16  return m.W @ X
     t1 = m_W @ X

@@ -13,33 +13,47 @@ SignatureMismatch = ValueError
 
 def grad_loss(params, x, labels):
     if type(params).__qualname__ != 'MLP':
-        raise SignatureMismatch(f"grad_loss was generated for params of type MLP, got {type(params).__qualname__}")
-    if not all(hasattr(params, name) for name in ('W1', 'b1', 'W2', 'b2')):
-        raise SignatureMismatch(f"grad_loss was generated for params with the attributes ('W1', 'b1', 'W2', 'b2'), missing: {[name for name in ('W1', 'b1', 'W2', 'b2') if not hasattr(params, name)]}")
+        raise SignatureMismatch("grad_loss was generated for params of type MLP, got "
+                                f"{type(params).__qualname__}")
+    if missing := [name for name in ('W1', 'b1', 'W2', 'b2') if not hasattr(params, name)]:
+        raise SignatureMismatch("grad_loss was generated for params with the attributes ('W1', "
+                                f"'b1', 'W2', 'b2'), missing: {missing}")
     if type(params.W1) is not np.ndarray:
-        raise SignatureMismatch(f"grad_loss was generated for params.W1 of type ndarray, got {type(params.W1).__qualname__}")
+        raise SignatureMismatch("grad_loss was generated for params.W1 of type ndarray, got "
+                                f"{type(params.W1).__qualname__}")
     if params.W1.shape != (16, 8) or params.W1.dtype != np.float64:
-        raise SignatureMismatch(f"grad_loss was generated for params.W1 float64 (16, 8), got {params.W1.dtype} {params.W1.shape}")
+        raise SignatureMismatch("grad_loss was generated for params.W1 float64 (16, 8), got "
+                                f"{params.W1.dtype} {params.W1.shape}")
     if type(params.b1) is not np.ndarray:
-        raise SignatureMismatch(f"grad_loss was generated for params.b1 of type ndarray, got {type(params.b1).__qualname__}")
+        raise SignatureMismatch("grad_loss was generated for params.b1 of type ndarray, got "
+                                f"{type(params.b1).__qualname__}")
     if params.b1.shape != (16,) or params.b1.dtype != np.float64:
-        raise SignatureMismatch(f"grad_loss was generated for params.b1 float64 (16,), got {params.b1.dtype} {params.b1.shape}")
+        raise SignatureMismatch("grad_loss was generated for params.b1 float64 (16,), got "
+                                f"{params.b1.dtype} {params.b1.shape}")
     if type(params.W2) is not np.ndarray:
-        raise SignatureMismatch(f"grad_loss was generated for params.W2 of type ndarray, got {type(params.W2).__qualname__}")
+        raise SignatureMismatch("grad_loss was generated for params.W2 of type ndarray, got "
+                                f"{type(params.W2).__qualname__}")
     if params.W2.shape != (3, 16) or params.W2.dtype != np.float64:
-        raise SignatureMismatch(f"grad_loss was generated for params.W2 float64 (3, 16), got {params.W2.dtype} {params.W2.shape}")
+        raise SignatureMismatch("grad_loss was generated for params.W2 float64 (3, 16), got "
+                                f"{params.W2.dtype} {params.W2.shape}")
     if type(params.b2) is not np.ndarray:
-        raise SignatureMismatch(f"grad_loss was generated for params.b2 of type ndarray, got {type(params.b2).__qualname__}")
+        raise SignatureMismatch("grad_loss was generated for params.b2 of type ndarray, got "
+                                f"{type(params.b2).__qualname__}")
     if params.b2.shape != (3,) or params.b2.dtype != np.float64:
-        raise SignatureMismatch(f"grad_loss was generated for params.b2 float64 (3,), got {params.b2.dtype} {params.b2.shape}")
+        raise SignatureMismatch("grad_loss was generated for params.b2 float64 (3,), got "
+                                f"{params.b2.dtype} {params.b2.shape}")
     if type(x) is not np.ndarray:
-        raise SignatureMismatch(f"grad_loss was generated for x of type ndarray, got {type(x).__qualname__}")
+        raise SignatureMismatch("grad_loss was generated for x of type ndarray, got "
+                                f"{type(x).__qualname__}")
     if x.shape != (8, 32) or x.dtype != np.float64:
-        raise SignatureMismatch(f"grad_loss was generated for x float64 (8, 32), got {x.dtype} {x.shape}")
+        raise SignatureMismatch(f"grad_loss was generated for x float64 (8, 32), got {x.dtype} "
+                                f"{x.shape}")
     if type(labels) is not np.ndarray:
-        raise SignatureMismatch(f"grad_loss was generated for labels of type ndarray, got {type(labels).__qualname__}")
+        raise SignatureMismatch("grad_loss was generated for labels of type ndarray, got "
+                                f"{type(labels).__qualname__}")
     if labels.shape != (32,) or labels.dtype != np.int64:
-        raise SignatureMismatch(f"grad_loss was generated for labels int64 (32,), got {labels.dtype} {labels.shape}")
+        raise SignatureMismatch("grad_loss was generated for labels int64 (32,), got "
+                                f"{labels.dtype} {labels.shape}")
     params_W1 = params.W1
     params_b1 = params.b1
     params_W2 = params.W2
@@ -61,11 +75,10 @@ def grad_loss(params, x, labels):
     # backward
     # mlp.py:27  return -np.mean(log_probs[labels, np.arange(labels.shape[0])])
     dlog_probs = np.zeros((3, 32))
-    np.add.at(dlog_probs, (labels, t4), np.full((32,), -0.03125))
+    np.add.at(dlog_probs, (labels, t4), -0.03125)
     # mlp.py:26  log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=0, keepdims=True))
     dt3 = -np.sum(dlog_probs, axis=0, keepdims=True) / t3
-    dt2 = np.broadcast_to(dt3, (3, 32))
-    dshifted = dlog_probs + dt2 * t2
+    dshifted = dlog_probs + dt3 * t2
     # mlp.py:25  shifted = logits - np.max(logits, axis=0, keepdims=True)
     dt1 = -np.sum(dshifted, axis=0, keepdims=True)
     t5 = logits == t1

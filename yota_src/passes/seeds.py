@@ -18,7 +18,7 @@ import operator
 import numpy as np
 
 from .. import primitives
-from ..tape import Call, Const, Op, Tape
+from ..tape import Call, Const, Op, Tape, iter_refs
 from .rewrite import rewrite
 
 # elementwise primitives, by the positions of their value operands
@@ -33,6 +33,7 @@ _MATMUL = (operator.matmul, np.matmul, np.dot)
 
 def fold_seeds(tape: Tape) -> Tape:
     fills: dict[Op, float] = {}  # constant-filled gradient ops -> their value
+    outputs = set(iter_refs(tape.output))
 
     def visit(op: Op, forward: bool, original: Op):
         if forward or not isinstance(op, Call) or not _floating(op):
@@ -42,6 +43,8 @@ def fold_seeds(tape: Tape) -> Tape:
             fills[op] = value
             return op
         folded = _folded(op, fills)
+        if isinstance(folded, Const) and original in outputs:
+            return op  # a returned gradient keeps its type: a 0-d array is no float
         if isinstance(folded, Call) and _source_fill(folded) is not None:
             fills[folded] = _source_fill(folded)
         return op if folded is None else folded
@@ -63,6 +66,10 @@ def _folded(op: Call, fills: dict):
         return _matmul(op, fills)
     if op.fn is np.outer and len(op.args) == 2 and not op.kwargs:
         return _outer(op, fills)
+    if op.fn in primitives.INDEX_STORES and len(op.args) == 3 and _in(op.args[2], fills):
+        buffer, index, values = op.args  # `dx[i] += 0.5` broadcasts as the filled array did
+        return Call(op.fn, (buffer, index, _python(fills[values])), {}, op.shape, op.dtype,
+                    op.loc, op.depends)
     if op.fn not in _ELEMENTWISE or op.kwargs:
         return None
     positions = _ELEMENTWISE[op.fn]

@@ -27,7 +27,7 @@ def simplify(tape: Tape) -> Tape:
             folded = Const(_static(op.fn(*(_value(a) for a in op.args))), op.loc)
             if (folded.shape, folded.dtype) == (op.shape, op.dtype):
                 return folded
-        better = _respelled(op)
+        better = _respelled(op) or (None if forward else _broadcast_dropped(op))
         if better is not None:
             return better
         kept = _identity_operand(op)
@@ -61,6 +61,27 @@ def _respelled(op: Op) -> Op | None:
 
 
 _SIGN_FOLDED = {operator.add: operator.sub, operator.sub: operator.add}
+_BROADCASTING = (operator.add, operator.sub, operator.mul, operator.truediv, np.add,
+                 np.subtract, np.multiply, np.divide)
+
+
+def _broadcast_dropped(op: Op) -> Op | None:
+    """`np.broadcast_to(g, s) * y` as `g * y` where `y` alone gives the shape:
+    an elementwise op broadcasts its operands itself."""
+    if not isinstance(op, Call) or op.fn not in _BROADCASTING or op.kwargs \
+            or len(op.args) != 2:
+        return None
+    args = list(op.args)
+    for i, arg in enumerate(args):
+        if isinstance(arg, Call) and arg.fn is np.broadcast_to and not arg.kwargs \
+                and isinstance(arg.args[0], Op) and arg.args[0].dtype == arg.dtype:
+            args[i] = arg.args[0]
+    if args == list(op.args):
+        return None
+    shapes = [a.shape if isinstance(a, Op) else np.shape(a) for a in args]
+    if np.broadcast_shapes(*shapes) != op.shape:
+        return None
+    return Call(op.fn, tuple(args), {}, op.shape, op.dtype, op.loc, op.depends)
 
 
 def _signs_folded(op: Call) -> Op | None:
