@@ -77,9 +77,11 @@ def test_the_jax_habit_says_how_to_call_grad():
 @pytest.mark.parametrize("wrt, error, says", [
     (2, ValueError, "index 2 is out of range"),
     (-1, ValueError, "index -1 is out of range"),
-    ("a", TypeError, "argument indices"),
+    ("c", ValueError, "no argument named 'c'; its differentiable arguments are named: a, b"),
+    ([0, "z"], ValueError, "no argument named 'z'"),
     (True, TypeError, "argument indices"),
-    (1.0, TypeError, "argument index or a sequence"),
+    ([0.5], TypeError, "argument indices"),
+    (1.0, TypeError, "argument index or name, or a sequence"),
 ])
 def test_a_bad_wrt_is_refused(wrt, error, says):
     with pytest.raises(error, match=says):
@@ -200,3 +202,11 @@ def test_float32_gradients_pass_the_check():
         return np.sum(np.tanh(x) * x)
 
     ys.check_grad(f, np.array([0.5, -1.5, 2.0], dtype=np.float32))
+
+
+@pytest.mark.parametrize("wrt", ["b", ["b"], [1], ("b",), 1])
+def test_wrt_takes_names_or_positions(wrt):
+    value, g = ys.grad(two_args, np.ones(2), np.full(2, 3.0), wrt=wrt)
+    assert g[0] is None and np.allclose(g[1], ys.grad(two_args, np.ones(2), np.full(2, 3.0))[1][1])
+    source = ys.simplegrad(two_args, np.ones(2), np.full(2, 3.0), wrt=wrt).source
+    assert "da =" not in source and "db =" in source

@@ -565,3 +565,24 @@ def test_output_naming_a_module_imported_but_not_read_is_written(tmp_path):
         result = run(*command)
         assert result.returncode == 0, result.stderr
     assert run(*command, "--check").returncode == 0
+
+
+@pytest.mark.parametrize("wrt", ["W,b", "0,1", "W,1"])
+def test_wrt_limits_the_gradient_code(wrt, tmp_path):
+    out = tmp_path / "grad_loss.py"
+    result = affine("--wrt", wrt, "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    text = out.read_text()
+    assert "dW = " in text and "db = " in text and "dx = " not in text
+    assert text.rstrip().endswith("return out, dW, db, None")
+    assert affine("--wrt", wrt, "-o", str(out), "--check").returncode == 0
+    stale = affine("-o", str(out), "--check")  # all arguments: another module
+    assert stale.returncode == 1
+
+
+@pytest.mark.parametrize("wrt, says", [("q", "no argument named 'q'"), ("W,,b", "comma-separated"),
+                                       ("7", "out of range")])
+def test_a_bad_wrt_is_one_line(wrt, says):
+    result = affine("--wrt", wrt)
+    assert result.returncode != 0 and says in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr

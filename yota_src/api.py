@@ -147,7 +147,7 @@ def grad(f: Callable, *args, dynamic: bool = False, wrt=None,
     """The value of `f(*args)` and its gradient for every positional argument."""
     _refuse_keywords("grad", keywords)
     fn, full_args, n_bound = _target(f, args)
-    wrt_args = _wrt_indices(wrt, len(args), n_bound)
+    wrt_args = _wrt_indices(wrt, len(args), n_bound, fn)
     key = (fn, signature_key(full_args), wrt_args)
     tried: set = set()
     compiled, result = _from_cache(key, full_args, dynamic, tried)
@@ -228,7 +228,7 @@ def simplegrad(f: Callable, *args, wrt=None, **keywords) -> GradFunction:
     """A gradient function for arguments like `args`, with readable source."""
     _refuse_keywords("simplegrad", keywords)
     fn, full_args, n_bound = _target(f, args)
-    compiled = _build(fn, full_args, _wrt_indices(wrt, len(args), n_bound))
+    compiled = _build(fn, full_args, _wrt_indices(wrt, len(args), n_bound, fn))
     return GradFunction(compiled, full_args[:n_bound])
 
 
@@ -381,24 +381,38 @@ def _refuse_keywords(api_name: str, keywords: dict) -> None:
             f"(ys.{api_name}(f, a, b)), and use wrt=... to choose which get gradients.")
 
 
-def _wrt_indices(wrt, n_args: int, n_bound: int) -> frozenset:
-    """Indices into the full argument tuple (bound arguments first) to differentiate."""
+def _wrt_indices(wrt, n_args: int, n_bound: int,
+                 fn: Callable | None = None) -> frozenset:
+    """Indices into the full argument tuple (bound arguments first) to
+    differentiate. `wrt` names arguments by position or by parameter name
+    (`"W"`; `"args_1"` for the second of `*args`): one, or a sequence."""
     if wrt is None:
         return frozenset(range(n_bound, n_args + n_bound))
-    indices = [wrt] if isinstance(wrt, (int, np.integer)) else wrt
+    items = [wrt] if isinstance(wrt, (int, np.integer, str)) else wrt
     try:
-        indices = list(indices)
+        items = list(items)
     except TypeError:
-        raise TypeError(f"wrt must be an argument index or a sequence of them, "
+        raise TypeError(f"wrt must be an argument index or name, or a sequence of them, "
                         f"not {type(wrt).__name__}") from None
-    for index in indices:
-        if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
-            raise TypeError(f"wrt must hold argument indices (ints), got {index!r}")
-        if not 0 <= index < n_args:
-            raise ValueError(f"wrt={wrt!r}: argument index {index} is out of range; the "
+    named = fn is not None and any(isinstance(item, str) for item in items)
+    names = _parameter_names(fn, n_args + n_bound)[n_bound:] if named else []
+    indices = []
+    for item in items:
+        if isinstance(item, str):
+            if item not in names:
+                known = ", ".join(names) or "none"
+                raise ValueError(f"wrt={wrt!r}: the function has no argument named {item!r}; "
+                                 f"its differentiable arguments are named: {known}")
+            item = names.index(item)
+        if isinstance(item, bool) or not isinstance(item, (int, np.integer)):
+            raise TypeError(f"wrt must hold argument indices (ints) or names (strings), "
+                            f"got {item!r}")
+        if not 0 <= item < n_args:
+            raise ValueError(f"wrt={wrt!r}: argument index {item} is out of range; the "
                              f"function was given {n_args} argument(s), indices 0 to "
                              f"{n_args - 1}")
-    return frozenset(int(i) + n_bound for i in indices)
+        indices.append(int(item))
+    return frozenset(index + n_bound for index in indices)
 
 
 def _unroll(fn: Callable, args: tuple, rewind_draws: bool = True):

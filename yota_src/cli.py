@@ -83,12 +83,26 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--args", required=True, metavar="FILE.py:NAME",
                      help="a zero-argument callable (or a tuple) giving example arguments")
     gen.add_argument("-o", "--output", metavar="OUT.py", help="write here instead of stdout")
+    gen.add_argument("--wrt", metavar="A,B",
+                     help="the arguments to differentiate, by name or position (default: all "
+                          "with float values); the others get no gradient code")
     gen.add_argument("--check", action="store_true",
                      help="write nothing; exit 1 if OUT.py is not what gen would write now")
     trace = commands.add_parser("trace", help="print the tape of FILE.py:FUNC")
     trace.add_argument("target", metavar="FILE.py:FUNC")
     trace.add_argument("--args", required=True, metavar="FILE.py:NAME")
     return parser
+
+
+def _wrt_list(text: str | None) -> list | None:
+    """`W,b` or `0,1` (or a mix): names stay names, digits are positions."""
+    if text is None:
+        return None
+    items = [item.strip() for item in text.split(",")]
+    if not all(items):
+        raise UsageError(f"--wrt {text!r} is not a comma-separated list of argument names or "
+                         "positions (e.g. W,b or 0,1)")
+    return [int(item) if item.isdigit() else item for item in items]
 
 
 HASH_SEED = "0"
@@ -132,6 +146,7 @@ def _run(options) -> tuple[int, str]:
         _refuse_overwriting_inputs(output, options.target, options.args)
     if options.command == "gen" and options.check and not output:
         raise UsageError("--check needs -o OUT.py, the file to compare")
+    wrt = _wrt_list(getattr(options, "wrt", None))
     fn, args = _load_inputs(options.target, options.args)
     target_path = options.target.rpartition(":")[0]
     doing = "tracing" if options.command == "trace" else "differentiating"
@@ -140,7 +155,7 @@ def _run(options) -> tuple[int, str]:
         if options.command == "trace":
             _, tape = api.trace(fn, *args)
         else:
-            gradient = api.simplegrad(fn, *args)
+            gradient = api.simplegrad(fn, *args, wrt=wrt)
     if options.command == "trace":
         return 0, f"{tape}\n"
     if output:
@@ -154,8 +169,9 @@ def _run(options) -> tuple[int, str]:
         except FileNotFoundError:
             current = None
         if current != source:
+            chosen = f" --wrt {options.wrt}" if options.wrt else ""
             print(f"yota-src: {output} is stale: regenerate it with "
-                  f"`yota-src gen {options.target} --args {options.args} -o {output}`",
+                  f"`yota-src gen {options.target} --args {options.args}{chosen} -o {output}`",
                   file=sys.stderr)
             return 1, ""
         return 0, ""
