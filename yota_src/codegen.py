@@ -34,6 +34,7 @@ from . import contexts, primitives
 from .errors import UnsupportedSyntaxError
 from .facts import Fact, facts
 from .loader import InProcessOnly
+from .naming import Naming
 from .structs import (
     ATTR,
     GENERATOR,
@@ -154,9 +155,9 @@ class _Writer:
         self.read_by_name: list[str] = []  # what those are, for the docstring
         self.users = readers(tape.ops, tape.output)
         self.backward = set(tape.ops[tape.n_forward:])
-        self.in_place = self._in_place_buffers()
+        self.naming = Naming(tape, kind, self.sig.params, self.users)
+        self.in_place = self.naming.in_place
         self.writes_in_place = set(self.in_place.values())
-        self.output_names = self._output_names()
         self.facts = facts([op for op in tape.ops if isinstance(op, Guard)])
         self.fact_names: dict[Fact, str] = {}  # facts decided more than once: module constants
         self.fact_lines: list[str] = []
@@ -522,7 +523,8 @@ class _Writer:
         if self.should_inline(op, expr):
             self.inlined[op] = expr
             return []
-        self.names[op] = self.fresh(self.base_name(op) or self.temp())
+        base = self.base_name(op) or self.naming.described(op, self.names) or self.temp()
+        self.names[op] = self.fresh(base)
         return [f"{self.names[op]} = {ast.unparse(expr)}"]
 
     def outside_read(self, op: Const, name: str) -> None:
@@ -655,17 +657,7 @@ class _Writer:
     # -- names --------------------------------------------------------------
 
     def base_name(self, op: Op) -> str | None:
-        while True:  # along a chain of in-place writes (one per element, thousands long)
-            if op in self.output_names:
-                return self.output_names[op]
-            label = self.tape.label(op)
-            if isinstance(label, str):
-                return label
-            if label is not None and label in self.names and op in self.backward:
-                return f"d{self.names[label]}"
-            if op not in self.in_place:
-                return None
-            op = self.in_place[op]
+        return self.naming.base(op, self.names)
 
     def fresh(self, base: str) -> str:
         """An unused identifier from `base` (`dd_(1, 'a')` -> `dd_1_a`): the
@@ -688,38 +680,6 @@ class _Writer:
             self.temps += 1
             if f"t{self.temps}" not in self.taken:
                 return f"t{self.temps}"
-
-    def _output_names(self) -> dict[Op, str]:
-        names = {}
-        output = self.tape.output
-        named = lambda op: isinstance(self.tape.label(op), str)  # noqa: E731
-        user_names = {self.tape.label(op) for op in self.tape.ops if named(op)}
-        result = next(n for n in ("out", "result", "value", "out_value") if n not in user_names)
-        value = output if self.kind != "gradient" else output[0]
-        if isinstance(value, Op) and not named(value):
-            names[value] = result
-        if self.kind != "gradient":
-            return names
-        for index, grad in enumerate(output[1:]):
-            param = self.sig.params[index]
-            pairs = grad.items() if isinstance(grad, dict) else [((), grad)]
-            for path, op in pairs:
-                if isinstance(op, Call) and not named(op) and op not in names:
-                    names[op] = "d" + path_name(param, tuple((ITEM, key) for key in path))
-        return names
-
-    def _in_place_buffers(self) -> dict[Op, Op]:
-        """Fresh buffers written in place by their only user, an index store."""
-        buffers, written = {}, set()
-        for op in self.tape.ops:
-            if isinstance(op, Call) and op.fn in primitives.INDEX_STORES:
-                buffer = op.args[0]
-                fresh = isinstance(buffer, Call) and (primitives.returns_new_array(buffer.fn)
-                                                      or buffer in written)
-                if fresh and len(self.users.get(buffer, ())) == 1:
-                    buffers[buffer] = op
-                    written.add(op)
-        return buffers
 
     def group(self, op: Op | None):
         """Ops of one source line in one section: the unit of comments and of

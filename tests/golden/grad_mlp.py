@@ -63,34 +63,34 @@ def grad_loss(params, x, labels):
     # mlp.py:21  return params.W2 @ h + params.b2[:, None]
     logits = params_W2 @ h + params_b2[:, None]
     # mlp.py:25  shifted = logits - np.max(logits, axis=0, keepdims=True)
-    t1 = np.max(logits, axis=0, keepdims=True)
-    shifted = logits - t1
+    max_logits = np.max(logits, axis=0, keepdims=True)
+    shifted = logits - max_logits
     # mlp.py:26  log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=0, keepdims=True))
-    t2 = np.exp(shifted)
-    t3 = np.sum(t2, axis=0, keepdims=True)
-    log_probs = shifted - np.log(t3)
+    exp_shifted = np.exp(shifted)
+    t1 = np.sum(exp_shifted, axis=0, keepdims=True)
+    log_probs = shifted - np.log(t1)
     # mlp.py:27  return -np.mean(log_probs[labels, np.arange(labels.shape[0])])
-    t4 = np.arange(32)
-    out = -np.mean(log_probs[labels, t4])
+    t2 = np.arange(32)
+    out = -np.mean(log_probs[labels, t2])
     # backward
     # mlp.py:27  return -np.mean(log_probs[labels, np.arange(labels.shape[0])])
     dlog_probs = np.zeros((3, 32))
-    np.add.at(dlog_probs, (labels, t4), -0.03125)
+    np.add.at(dlog_probs, (labels, t2), -0.03125)
     # mlp.py:26  log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=0, keepdims=True))
-    dt3 = -np.sum(dlog_probs, axis=0, keepdims=True) / t3
-    dshifted = dlog_probs + dt3 * t2
+    dt1 = -np.sum(dlog_probs, axis=0, keepdims=True) / t1
+    dshifted = dlog_probs + dt1 * exp_shifted
     # mlp.py:25  shifted = logits - np.max(logits, axis=0, keepdims=True)
-    dt1 = -np.sum(dshifted, axis=0, keepdims=True)
-    t5 = logits == t1
-    dlogits = dshifted + np.where(t5, dt1 / np.sum(t5, axis=0, keepdims=True), 0)
+    dmax_logits = -np.sum(dshifted, axis=0, keepdims=True)
+    t3 = logits == max_logits
+    dlogits = dshifted + np.where(t3, dmax_logits / np.sum(t3, axis=0, keepdims=True), 0)
     # mlp.py:21  return params.W2 @ h + params.b2[:, None]
     dparams_b2 = np.sum(dlogits, axis=1)
     dparams_W2 = dlogits @ h.T
     dh = params_W2.T @ dlogits
     # mlp.py:20  h = np.tanh(params.W1 @ x + params.b1[:, None])
-    t6 = dh * (1 - h * h)
-    dparams_b1 = np.sum(t6, axis=1)
-    dparams_W1 = t6 @ x.T
-    dx = params_W1.T @ t6
+    t4 = dh * (1 - h * h)
+    dparams_b1 = np.sum(t4, axis=1)
+    dparams_W1 = t4 @ x.T
+    dx = params_W1.T @ t4
     dparams = {('W1',): dparams_W1, ('b1',): dparams_b1, ('W2',): dparams_W2, ('b2',): dparams_b2}
     return out, dparams, dx, None

@@ -35,27 +35,29 @@ def grad_attention(Q, K, V):
     # golden_programs.py:76  scores = Q @ K.T / np.sqrt(Q.shape[-1])
     scores = Q @ K.T / array
     # golden_programs.py:77  weights = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
-    t1 = np.max(scores, axis=-1, keepdims=True)
-    weights = np.exp(scores - t1)
+    max_scores = np.max(scores, axis=-1, keepdims=True)
+    weights = np.exp(scores - max_scores)
     # golden_programs.py:78  weights = weights / np.sum(weights, axis=-1, keepdims=True)
-    t2 = np.sum(weights, axis=-1, keepdims=True)
-    weights_2 = weights / t2
+    sum_weights = np.sum(weights, axis=-1, keepdims=True)
+    weights_2 = weights / sum_weights
     # golden_programs.py:79  return np.sum((weights @ V) ** 2)
-    t3 = weights_2 @ V
-    out = np.sum(t3 ** 2)
+    t1 = weights_2 @ V
+    out = np.sum(t1 ** 2)
     # backward
     # golden_programs.py:79  return np.sum((weights @ V) ** 2)
-    dt3 = 2.0 * t3
-    dweights_2 = dt3 @ V.T
-    dV = weights_2.T @ dt3
+    dt1 = 2.0 * t1
+    dweights_2 = dt1 @ V.T
+    dV = weights_2.T @ dt1
     # golden_programs.py:78  weights = weights / np.sum(weights, axis=-1, keepdims=True)
-    dt2 = -np.sum(dweights_2 * weights_2 / t2, axis=1, keepdims=True)
-    dweights = dweights_2 / t2 + dt2
+    t2 = np.sum(dweights_2 * weights_2 / sum_weights, axis=1, keepdims=True)
+    dsum_weights = -t2
+    dweights = dweights_2 / sum_weights + dsum_weights
     # golden_programs.py:77  weights = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
-    t4 = dweights * weights
-    dt1 = -np.sum(t4, axis=1, keepdims=True)
-    t5 = scores == t1
-    dscores = t4 + np.where(t5, dt1 / np.sum(t5, axis=-1, keepdims=True), 0)
+    t3 = dweights * weights
+    dmax_scores = -np.sum(t3, axis=1, keepdims=True)
+    t4 = scores == max_scores
+    t5 = np.where(t4, dmax_scores / np.sum(t4, axis=-1, keepdims=True), 0)
+    dscores = t3 + t5
     # golden_programs.py:76  scores = Q @ K.T / np.sqrt(Q.shape[-1])
     t6 = dscores / array
     dQ = t6 @ K

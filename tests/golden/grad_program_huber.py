@@ -26,18 +26,18 @@ def grad_huber(pred, target):
     # golden_programs.py:138  r = pred - target
     r = pred - target
     # golden_programs.py:139  small = np.abs(r) <= 1.0
-    t1 = np.absolute(r)
-    small = t1 <= 1.0
+    abs_r = np.absolute(r)
+    small = abs_r <= 1.0
     # golden_programs.py:140  return np.sum(np.where(small, 0.5 * r ** 2, np.abs(r) - 0.5)) + np....
-    out = np.sum(np.where(small, 0.5 * r ** 2, t1 - 0.5)) + np.sum(np.maximum(pred, 0))
+    out = np.sum(np.where(small, 0.5 * r ** 2, abs_r - 0.5)) + np.sum(np.maximum(pred, 0))
     # backward
     # golden_programs.py:140  return np.sum(np.where(small, 0.5 * r ** 2, np.abs(r) - 0.5)) + np....
-    t2 = np.where(pred > 0, 1.0, np.where(pred == 0, 0.5, 0))
-    t3 = np.where(small, 0, 1.0)
-    t4 = np.where(small, r, 0)
+    t1 = np.where(pred > 0, 1.0, np.where(pred == 0, 0.5, 0))
+    t2 = np.where(small, 0, 1.0)
+    t3 = np.where(small, r, 0)
     # golden_programs.py:139  small = np.abs(r) <= 1.0
-    dr = t4 + t3 * np.sign(r)
+    dr = t3 + t2 * np.sign(r)
     # golden_programs.py:138  r = pred - target
     dtarget = -dr
-    dpred = t2 + dr
+    dpred = t1 + dr
     return out, dpred, dtarget

@@ -18,32 +18,32 @@ def grad_polynomial(x):
         raise SignatureMismatch(f"grad_polynomial was generated for x float64 (3,), got {x.dtype} "
                                 f"{x.shape}")
     # golden_programs.py:16  a = x[0] * x[1] ** 2
-    t1 = x[0]
-    t2 = x[1]
-    t3 = t2 ** 2
-    a = t1 * t3
+    x0 = x[0]
+    x1 = x[1]
+    sq_x1 = x1 ** 2
+    a = x0 * sq_x1
     # golden_programs.py:17  b = 3.0 * x[2] ** 3 - x[0] * x[2]
-    t4 = x[2]
-    b = 3.0 * t4 ** 3 - t1 * t4
+    x2 = x[2]
+    b = 3.0 * x2 ** 3 - x0 * x2
     # golden_programs.py:18  return a * b + x[1] / (1.0 + x[0] ** 2)
-    t5 = 1.0 + t1 ** 2
-    t6 = t2 / t5
-    out = a * b + t6
+    t1 = 1.0 + x0 ** 2
+    t2 = x1 / t1
+    out = a * b + t2
     # backward
     # golden_programs.py:18  return a * b + x[1] / (1.0 + x[0] ** 2)
-    t7 = 1.0 / t5
-    dt5 = -(t6 / t5)
-    t8 = dt5 * 2 * t1
+    t3 = 1.0 / t1
+    dt1 = -(t2 / t1)
+    t4 = dt1 * 2 * x0
     # golden_programs.py:17  b = 3.0 * x[2] ** 3 - x[0] * x[2]
-    t9 = -a
-    t10 = t8 + t9 * t4
-    dt4 = t9 * t1 + a * 3.0 * 3 * t4 ** 2
+    t5 = -a
+    t6 = t4 + t5 * x2
+    dx2 = t5 * x0 + a * 3.0 * 3 * x2 ** 2
     dx = np.zeros((3,))
-    dx[2] += dt4
+    dx[2] += dx2
     # golden_programs.py:16  a = x[0] * x[1] ** 2
-    dt3 = b * t1
-    dt1 = t10 + b * t3
-    dt2 = t7 + dt3 * 2 * t2
-    dx[1] += dt2
-    dx[0] += dt1
+    dsq_x1 = b * x0
+    dx0 = t6 + b * sq_x1
+    dx1 = t3 + dsq_x1 * 2 * x1
+    dx[1] += dx1
+    dx[0] += dx0
     return out, dx

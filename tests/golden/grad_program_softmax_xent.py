@@ -32,26 +32,26 @@ def grad_softmax_xent(W, X, labels):
     # golden_programs.py:52  logits = X @ W
     logits = X @ W
     # golden_programs.py:53  shifted = logits - np.max(logits, axis=1, keepdims=True)
-    t1 = np.max(logits, axis=1, keepdims=True)
-    shifted = logits - t1
+    max_logits = np.max(logits, axis=1, keepdims=True)
+    shifted = logits - max_logits
     # golden_programs.py:54  log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdim...
-    t2 = np.exp(shifted)
-    t3 = np.sum(t2, axis=1, keepdims=True)
-    log_probs = shifted - np.log(t3)
+    exp_shifted = np.exp(shifted)
+    t1 = np.sum(exp_shifted, axis=1, keepdims=True)
+    log_probs = shifted - np.log(t1)
     # golden_programs.py:55  return -np.mean(log_probs[np.arange(len(labels)), labels])
-    t4 = np.arange(10)
-    out = -np.mean(log_probs[t4, labels])
+    t2 = np.arange(10)
+    out = -np.mean(log_probs[t2, labels])
     # backward
     # golden_programs.py:55  return -np.mean(log_probs[np.arange(len(labels)), labels])
     dlog_probs = np.zeros((10, 4))
-    np.add.at(dlog_probs, (t4, labels), -0.1)
+    np.add.at(dlog_probs, (t2, labels), -0.1)
     # golden_programs.py:54  log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdim...
-    dt3 = -np.sum(dlog_probs, axis=1, keepdims=True) / t3
-    dshifted = dlog_probs + dt3 * t2
+    dt1 = -np.sum(dlog_probs, axis=1, keepdims=True) / t1
+    dshifted = dlog_probs + dt1 * exp_shifted
     # golden_programs.py:53  shifted = logits - np.max(logits, axis=1, keepdims=True)
-    dt1 = -np.sum(dshifted, axis=1, keepdims=True)
-    t5 = logits == t1
-    dlogits = dshifted + np.where(t5, dt1 / np.sum(t5, axis=1, keepdims=True), 0)
+    dmax_logits = -np.sum(dshifted, axis=1, keepdims=True)
+    t3 = logits == max_logits
+    dlogits = dshifted + np.where(t3, dmax_logits / np.sum(t3, axis=1, keepdims=True), 0)
     # golden_programs.py:52  logits = X @ W
     dW = X.T @ dlogits
     return out, dW, None, None

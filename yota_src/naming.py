@@ -1,0 +1,114 @@
+"""Naming, the last pass: the name each value of the final tape is given.
+
+One place decides every name, from the tape's labels and sections: the
+user's names for the values they named (`h`, `h_2` for a reassignment),
+`d<name>` for the complete gradient of a named value, and only in the
+reverse section, so a primal value never reads as a gradient; `out` and
+`d<parameter>` for what is returned; where the user gave no name, a short one
+from what computes the value when that says more than `t<N>` (`exp_s` for
+`np.exp(s)`, `x0` for `x[0]`). Codegen asks for a base name and makes it
+unique (`fresh`); values it folds into their reader's line need none.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+
+import numpy as np
+
+from . import primitives
+from .structs import ITEM, path_name
+from .tape import Call, Op, Tape
+
+# what a primal value computed from one named value is called: `exp_s`
+_DESCRIBED = {np.exp: "exp", np.log: "log", np.sqrt: "sqrt", np.tanh: "tanh", np.sin: "sin",
+              np.cos: "cos", np.sum: "sum", np.mean: "mean", np.max: "max", np.amax: "max",
+              np.min: "min", np.amin: "min", np.abs: "abs", np.absolute: "abs",
+              np.square: "sq", np.log1p: "log1p", np.expm1: "expm1", np.std: "std",
+              np.var: "var", np.linalg.norm: "norm"}
+_SHORT = 8  # longest operand name a described name is made from
+_TEMPORARY = re.compile(r"t\d+(_\d+)?$")
+
+
+class Naming:
+    def __init__(self, tape: Tape, kind: str, params: list[str], users: dict):
+        self.tape = tape
+        self.backward = set(tape.ops[tape.n_forward:])
+        self.in_place = _in_place_buffers(tape, users)
+        self.output_names = _output_names(tape, kind, params)
+
+    def base(self, op: Op, names: dict[Op, str]) -> str | None:
+        """The user's, the output's or the gradient's name for `op`, if it has
+        one (`names`: those given so far)."""
+        while True:  # along a chain of in-place writes (one per element, thousands long)
+            if op in self.output_names:
+                return self.output_names[op]
+            label = self.tape.label(op)
+            if isinstance(label, str):
+                return label
+            if label is not None and label in names and op in self.backward:
+                return f"d{names[label]}"
+            if op not in self.in_place:
+                return None
+            op = self.in_place[op]
+
+    def described(self, op: Op, names: dict[Op, str]) -> str | None:
+        """A short name from what computes a primal value: `exp_s`, `x0`."""
+        if not isinstance(op, Call) or op in self.backward or not op.args \
+                or not isinstance(op.args[0], Op):
+            return None
+        operand = names.get(op.args[0])
+        if operand is None or len(operand) > _SHORT or _TEMPORARY.match(operand):
+            return None
+        if op.fn is operator.getitem and len(op.args) == 2 and _small_index(op.args[1]):
+            index = op.args[1] if isinstance(op.args[1], tuple) else (op.args[1],)
+            joined = "_".join(str(i) for i in index)
+            return f"{operand}{joined}" if not operand[-1].isdigit() and len(index) == 1 \
+                else f"{operand}_{joined}"
+        if op.fn is operator.pow and len(op.args) == 2 and op.args[1] == 2 \
+                and not isinstance(op.args[1], (Op, bool)):
+            return f"sq_{operand}"
+        prefix = _DESCRIBED.get(op.fn) if len(op.args) == 1 else None
+        return f"{prefix}_{operand}" if prefix else None
+
+
+def _small_index(index) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    return all(type(i) is int and 0 <= i < 100 for i in items) and len(items) <= 2
+
+
+def _output_names(tape: Tape, kind: str, params: list[str]) -> dict[Op, str]:
+    """`out` for the value (unless the user named it), `d<param>` for gradients."""
+    names = {}
+    output = tape.output
+    named = lambda op: isinstance(tape.label(op), str)  # noqa: E731
+    user_names = {tape.label(op) for op in tape.ops if named(op)}
+    result = next(n for n in ("out", "result", "value", "out_value") if n not in user_names)
+    value = output if kind != "gradient" else output[0]
+    if isinstance(value, Op) and not named(value):
+        names[value] = result
+    if kind != "gradient":
+        return names
+    for index, grad in enumerate(output[1:]):
+        param = params[index]
+        pairs = grad.items() if isinstance(grad, dict) else [((), grad)]
+        for path, op in pairs:
+            if isinstance(op, Call) and not named(op) and op not in names:
+                names[op] = "d" + path_name(param, tuple((ITEM, key) for key in path))
+    return names
+
+
+def _in_place_buffers(tape: Tape, users: dict) -> dict[Op, Op]:
+    """Fresh buffers written in place by their only user, an index store: the
+    buffer and each write are one variable."""
+    buffers, written = {}, set()
+    for op in tape.ops:
+        if isinstance(op, Call) and op.fn in primitives.INDEX_STORES:
+            buffer = op.args[0]
+            fresh = isinstance(buffer, Call) and (primitives.returns_new_array(buffer.fn)
+                                                  or buffer in written)
+            if fresh and len(users.get(buffer, ())) == 1:
+                buffers[buffer] = op
+                written.add(op)
+    return buffers
