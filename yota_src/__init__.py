@@ -1,10 +1,12 @@
 """yota-src: reverse-mode automatic differentiation of NumPy code by source
 transformation, producing gradient modules people can read and ship."""
 
-from . import errors
+from . import codegen, errors
 from .api import GradFunction, GradientResult, check_grad, diffrule, grad, simplegrad, trace, update
 from .rules import nodiff
 from .tape import Tape
+
+Tape.compiler = staticmethod(codegen.compile_forward)  # the pipeline's last stage, wired here
 
 __version__ = "0.1.0"
 

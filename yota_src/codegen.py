@@ -26,14 +26,15 @@ import textwrap
 import types
 import unicodedata
 import warnings
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
 
-from . import contexts, primitives
+from . import contexts, operators, primitives
 from .errors import UnsupportedSyntaxError
 from .facts import Fact, facts
-from .loader import InProcessOnly
+from .loader import InProcessOnly, load
 from .naming import Naming
 from .structs import (
     ATTR,
@@ -49,16 +50,9 @@ from .structs import (
 )
 from .tape import Call, Const, Guard, Input, Op, Tape, readers
 
-_BINARY = {
-    operator.add: ast.Add, operator.sub: ast.Sub, operator.mul: ast.Mult,
-    operator.truediv: ast.Div, operator.floordiv: ast.FloorDiv, operator.mod: ast.Mod,
-    operator.pow: ast.Pow, operator.matmul: ast.MatMult, operator.and_: ast.BitAnd,
-    operator.or_: ast.BitOr, operator.xor: ast.BitXor, operator.lshift: ast.LShift,
-    operator.rshift: ast.RShift,
-}
-_COMPARE = {operator.eq: ast.Eq, operator.ne: ast.NotEq, operator.lt: ast.Lt,
-            operator.le: ast.LtE, operator.gt: ast.Gt, operator.ge: ast.GtE, operator.is_: ast.Is}
-_UNARY = {operator.neg: ast.USub, operator.pos: ast.UAdd, operator.invert: ast.Invert}
+_BINARY = operators.to_node(ast, "binary")
+_COMPARE = {**operators.to_node(ast, "compare"), operator.is_: ast.Is}
+_UNARY = operators.to_node(ast, "unary")
 _INLINE_LIMIT = 64  # longest expression a temporary is folded into, in characters
 LINE_LIMIT = 100  # columns: longer statements are written over several lines
 # Most elements an array from outside the arguments may have to be written
@@ -86,6 +80,12 @@ def function_name(tape: Tape, kind: str) -> str:
         return f"f_{name}"
     reserved = keyword.iskeyword(name) or name in _RESERVED or hasattr(builtins, name)
     return f"{name}_" if reserved else name
+
+
+def compile_forward(tape: Tape) -> Callable:
+    """The primal tape as a loaded Python function (`Tape.compile`)."""
+    source, constants = generate(tape, kind="forward")
+    return load(source, function_name(tape, "forward"), constants)
 
 
 def module_source(tape: Tape, kind: str = "gradient") -> str:

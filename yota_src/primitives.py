@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from . import distributions
+from . import distributions, operators
 
 
 def T(a):
@@ -76,7 +76,7 @@ INDEX_STORES = (index_add, index_update)
 def returns_new_array(fn) -> bool:
     """Calls of `fn` give an array nothing else refers to, safe to write into."""
     return fn in FRESH_BUFFERS or fn in INDEX_STORES or isinstance(fn, np.ufunc) or (
-        fn in OPERATOR_SYMBOLS or fn in (np.ones, np.full, np.empty, np.copy, np.array))
+        fn in operators.SYMBOLS or fn in (np.ones, np.full, np.empty, np.copy, np.array))
 
 
 GENERATORS = (np.random.Generator, np.random.RandomState)
@@ -228,15 +228,6 @@ def is_basic_index(index) -> bool:
                for item in items)
 
 
-OPERATOR_SYMBOLS = {
-    operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
-    operator.floordiv: "//", operator.mod: "%", operator.pow: "**", operator.matmul: "@",
-    operator.and_: "&", operator.or_: "|", operator.xor: "^", operator.lshift: "<<",
-    operator.rshift: ">>", operator.eq: "==", operator.ne: "!=", operator.lt: "<",
-    operator.le: "<=", operator.gt: ">", operator.ge: ">=", operator.neg: "-",
-    operator.pos: "+", operator.invert: "~",
-}
-
 _MODULES = (("np", np), ("np.linalg", np.linalg), ("np.fft", np.fft), ("np.random", np.random),
             ("np.lib.stride_tricks", np.lib.stride_tricks), ("math", math))
 
@@ -288,7 +279,7 @@ def _scipy_path(fn, name: str, owner) -> str | None:
 
 def display_name(fn) -> str:
     """A short name for tape listings."""
-    if fn in OPERATOR_SYMBOLS or fn is operator.getitem:
+    if fn in operators.SYMBOLS or fn is operator.getitem:
         return fn.__name__.strip("_")
     if fn is T:
         return "T"

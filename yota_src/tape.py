@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from . import primitives
 from .errors import ControlFlowChanged, Location, SignatureMismatch
-from .structs import describe_dtype
+from .structs import describe_dtype, get_path, signature_key
 
 
 class Op:
@@ -113,12 +114,10 @@ class Guard(Op):
 
     def expression(self) -> str:
         """What was decided: "`x > 0`", "int(n)"."""
-        from .primitives import METHODS  # late: primitives knows the rule table
-
         if self.convert is bool:
             return f"`{self.text}`"
-        if self.convert in METHODS:
-            return f"{self.text}.{METHODS[self.convert]}()"
+        if self.convert in primitives.METHODS:
+            return f"{self.text}.{primitives.METHODS[self.convert]}()"
         return f"{self.convert.__name__}({self.text})"
 
     def shown(self, value) -> str:
@@ -132,6 +131,22 @@ def other_path(function_name: str, fact: str) -> str:
     """The ControlFlowChanged message for a decision the data took otherwise."""
     return (f"{function_name} was generated for data where {fact}; "
             f"this call goes the other way, so the unrolled code does not apply")
+
+
+def shape_and_dtype(value) -> tuple:
+    """(shape, dtype) of a primitive's result; a tuple of arrays (np.split,
+    np.linalg.qr) has no shape, and the dtype its elements share."""
+    if isinstance(value, (str, bytes)):  # np.result_type would read "f8" as a dtype
+        return (), np.dtype(type(value))
+    if isinstance(value, (tuple, list)):
+        try:
+            return None, np.result_type(*value) if value else None
+        except (TypeError, ValueError):
+            return None, None
+    try:
+        return np.shape(value), np.result_type(value)
+    except (TypeError, ValueError):
+        return None, None
 
 
 # --- nested argument structures -------------------------------------------
@@ -254,8 +269,6 @@ class Tape:
         return len(self.ops)
 
     def __str__(self) -> str:
-        from .primitives import display_name  # late: primitives knows the rule table
-
         names = {op: f"%{i + 1}" for i, op in enumerate(self.ops)}
         show = lambda s: _show(s, names)  # noqa: E731
         lines = []
@@ -267,7 +280,7 @@ class Tape:
             elif isinstance(op, Call):
                 parts = [show(a) for a in op.args]
                 parts += [f"{k}={show(v)}" for k, v in op.kwargs.items()]
-                text = f"{display_name(op.fn)}({', '.join(parts)})"
+                text = f"{primitives.display_name(op.fn)}({', '.join(parts)})"
             else:
                 text = f"guard {op.convert.__name__}({names[op.value]}) == {op.expected!r}"
             where = f"  # {op.loc.short}" if op.loc else ""
@@ -286,8 +299,6 @@ class Tape:
         and names a primal op. With `values` (example values by op, as the
         unroller recorded them), each op's shape and dtype must be its
         value's. Returns the tape, so passes can be chained through it."""
-        from .traced import describe_value  # late: traced builds on the tape
-
         position: dict[Op, int] = {}
         for index, op in enumerate(self.ops):
             if op in position:
@@ -298,7 +309,7 @@ class Tape:
             if isinstance(op, Input) and index >= self.n_forward:
                 _fault(f"%{index + 1} is an input in the reverse section")
             if values is not None and op in values and _numeric(values[op]):
-                recorded = describe_value(values[op])
+                recorded = shape_and_dtype(values[op])
                 if not _same_type(recorded, (op.shape, op.dtype)):
                     _fault(f"%{index + 1} says {op.describe_type()} but its value is "
                            f"{recorded}")
@@ -324,8 +335,6 @@ class Tape:
     def play(self, *args):
         """Re-run the tape on new arguments of the same specialisation; other
         arguments, or outside state that changed, are refused."""
-        from .structs import get_path
-
         self.check(args)
         values: dict[Op, Any] = {}
         for op in self.ops:
@@ -343,8 +352,6 @@ class Tape:
     def check(self, args: tuple) -> None:
         """SignatureMismatch unless `args` and the outside state the tape read
         are what it was recorded with (the leaves' kinds, shapes and dtypes)."""
-        from .structs import signature_key
-
         name = self.signature.function_name
         for dependency in self.dependencies:
             if not dependency.holds():
@@ -358,12 +365,13 @@ class Tape:
     def key(self):
         return self.signature.key
 
+    # How a tape becomes a Python function: codegen's `compile_forward`, set by
+    # the package (yota_src/__init__.py), so this module imports nothing above it.
+    compiler: Callable[[Tape], Callable] | None = None
+
     def compile(self) -> Callable:
         """A Python function equivalent to `play`, without the interpretation."""
-        from . import codegen, loader
-
-        source, constants = codegen.generate(self.forward(), kind="forward")
-        function = loader.load(source, codegen.function_name(self, "forward"), constants)
+        function = Tape.compiler(self.forward())
         if not self.dependencies:
             return function
 

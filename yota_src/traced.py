@@ -18,6 +18,7 @@ import operator
 
 import numpy as np
 
+from . import operators
 from .errors import UnsupportedSyntaxError
 from .tape import Op, leaves_of
 
@@ -139,29 +140,24 @@ def _unary(fn):
     return lambda self: self._unroller().primitive(fn, (self,), {})
 
 
-# Comparisons reflect into each other (`2.0 < t` is `t > 2.0`); the others
-# have reflected forms.
-for _fn in (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge):
-    setattr(Traced, f"__{_fn.__name__.strip('_')}__", _binary(_fn))
-for _fn in (operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
-            operator.mod, operator.pow, operator.matmul, operator.and_, operator.or_,
-            operator.xor, operator.lshift, operator.rshift):
-    _name = _fn.__name__.strip("_")
-    setattr(Traced, f"__{_name}__", _binary(_fn))
-    setattr(Traced, f"__r{_name}__", _binary(_fn, reflected=True))
 def _in_place(fn):
     """`a += b` run by native code (operator.iadd): an array changes in place,
     for every alias, as in the user's own code; numbers rebind."""
     return lambda self, other: self._unroller().augmented(fn, self, other)
 
 
-for _fn in (operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
-            operator.mod, operator.pow, operator.matmul, operator.and_, operator.or_,
-            operator.xor, operator.lshift, operator.rshift):
-    setattr(Traced, f"__i{_fn.__name__.strip('_')}__", _in_place(_fn))
-for _fn in (operator.neg, operator.pos, operator.invert, abs):
+# Comparisons reflect into each other (`2.0 < t` is `t > 2.0`); the others
+# have reflected forms.
+for _each in operators.of_kind("compare"):
+    setattr(Traced, f"__{operators.dunder(_each.fn)}__", _binary(_each.fn))
+for _each in operators.of_kind("binary"):
+    _name = operators.dunder(_each.fn)
+    setattr(Traced, f"__{_name}__", _binary(_each.fn))
+    setattr(Traced, f"__r{_name}__", _binary(_each.fn, reflected=True))
+    setattr(Traced, f"__i{_name}__", _in_place(_each.fn))
+for _fn in (*(each.fn for each in operators.of_kind("unary")), abs):
     setattr(Traced, f"__{_fn.__name__.strip('_')}__", _unary(_fn))
-del _fn, _name
+del _each, _fn, _name
 
 
 def exact_type(value):
@@ -270,19 +266,3 @@ class _Elements:
 
     def __init__(self, neighbour: Op, index, values: np.ndarray):
         self.neighbour, self.index, self.values = neighbour, index, values
-
-
-def describe_value(value) -> tuple:
-    """(shape, dtype) of a primitive's result; a tuple of arrays (np.split,
-    np.linalg.qr) has no shape, and the dtype its elements share."""
-    if isinstance(value, (str, bytes)):  # np.result_type would read "f8" as a dtype
-        return (), np.dtype(type(value))
-    if isinstance(value, (tuple, list)):
-        try:
-            return None, np.result_type(*value) if value else None
-        except (TypeError, ValueError):
-            return None, None
-    try:
-        return np.shape(value), np.result_type(value)
-    except (TypeError, ValueError):
-        return None, None

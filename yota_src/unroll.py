@@ -27,7 +27,7 @@ from dataclasses import replace
 import gast
 import numpy as np
 
-from . import contexts, distributions, primitives, rules
+from . import contexts, distributions, operators, primitives, rules
 from .builtin_calls import builtin_handler
 from .errors import (
     Location,
@@ -41,22 +41,13 @@ from .generators import UnrolledGenerator, is_generator_function
 from .source import FunctionSource, closure_cells, function_source, unwrap
 from .specialisation import MISSING, dependency, describe, is_plain_data, snapshot
 from .structs import ATTR, ITEM, children, is_array, kind_of
-from .tape import Call, Const, Guard, Input, Op
-from .traced import ExampleValues, Traced, describe_value, has_traced, traced_in, values_of
+from .tape import Call, Const, Guard, Input, Op, shape_and_dtype
+from .traced import ExampleValues, Traced, has_traced, traced_in, values_of
 from .views import Views
 
-BINARY = {
-    gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
-    gast.Div: operator.truediv, gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod,
-    gast.Pow: operator.pow, gast.MatMult: operator.matmul, gast.BitAnd: operator.and_,
-    gast.BitOr: operator.or_, gast.BitXor: operator.xor, gast.LShift: operator.lshift,
-    gast.RShift: operator.rshift,
-}
-UNARY = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Invert: operator.invert}
-COMPARE = {
-    gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt, gast.LtE: operator.le,
-    gast.Gt: operator.gt, gast.GtE: operator.ge,
-}
+BINARY = operators.by_node(gast, "binary")
+UNARY = operators.by_node(gast, "unary")
+COMPARE = operators.by_node(gast, "compare")
 
 # Functions from these packages are primitives (recorded), never inlined.
 # Libraries whose functions are run, not unrolled (logging and warnings: their
@@ -365,7 +356,7 @@ class Unroller:
     # -- entry points ---------------------------------------------------------
 
     def input(self, index: int, path: tuple, value, name: str = "an argument") -> Traced:
-        op = Input(index, path, *describe_value(value), scalar=not is_array(value))
+        op = Input(index, path, *shape_and_dtype(value), scalar=not is_array(value))
         self.ops.append(op)
         self.values[op] = value
         self.input_names[op] = name
@@ -541,7 +532,7 @@ class Unroller:
         # a draw is data: a decision taken from it is guarded like one taken from x
         depends = any(t.op.depends for t in traced_in((args, kwargs))) \
             or primitives.is_random_draw(fn)
-        op = Call(fn, self.refs(args), self.refs(kwargs), *describe_value(value),
+        op = Call(fn, self.refs(args), self.refs(kwargs), *shape_and_dtype(value),
                   self.loc, depends)
         self.ops.append(op)
         if self.keep_values:
@@ -913,7 +904,7 @@ class Unroller:
             return f"{show(args[0])}[{_index_text(args[1], show)}]"
         if fn is primitives.T:
             return f"{show(args[0])}.T"
-        symbol = primitives.OPERATOR_SYMBOLS.get(fn)
+        symbol = operators.SYMBOLS.get(fn)
         if symbol and len(args) == 2:
             return f"{show(args[0])} {symbol} {show(args[1])}"
         if symbol and len(args) == 1:
@@ -2313,7 +2304,7 @@ def _shape_may_follow_data(fn, args, kwargs) -> bool:
     indices or elementwise operands, whose shapes alone decide."""
     if fn in DATA_SHAPED or (fn is np.where and len(args) + len(kwargs) == 1):
         return True
-    if isinstance(fn, np.ufunc) or fn in primitives.OPERATOR_SYMBOLS \
+    if isinstance(fn, np.ufunc) or fn in operators.SYMBOLS \
             or fn in SHAPED_BY_INDEX_SHAPES:
         return False
     return any(t.op.depends and t.op.dtype is not None and not t.op.differentiable
