@@ -77,7 +77,7 @@ def test_the_jax_habit_says_how_to_call_grad():
 @pytest.mark.parametrize("wrt, error, says", [
     (2, ValueError, "index 2 is out of range"),
     (-1, ValueError, "index -1 is out of range"),
-    ("c", ValueError, "no argument named 'c'; its differentiable arguments are named: a, b"),
+    ("c", ValueError, "no argument named 'c'; its arguments are named: a, b"),
     ([0, "z"], ValueError, "no argument named 'z'"),
     (True, TypeError, "argument indices"),
     ([0.5], TypeError, "argument indices"),
@@ -210,3 +210,13 @@ def test_wrt_takes_names_or_positions(wrt):
     assert g[0] is None and np.allclose(g[1], ys.grad(two_args, np.ones(2), np.full(2, 3.0))[1][1])
     source = ys.simplegrad(two_args, np.ones(2), np.full(2, 3.0), wrt=wrt).source
     assert "da =" not in source and "db =" in source
+
+
+def int_arg(x, i):
+    return np.sum(x) * i
+
+
+@pytest.mark.parametrize("wrt", ["i", 1, [0, "i"]])
+def test_wrt_choosing_an_argument_without_floats_is_refused(wrt):
+    with pytest.raises(TypeError, match=r"holds no floats to differentiate \(it is int\)"):
+        ys.simplegrad(int_arg, np.ones(2), 2, wrt=wrt)

@@ -70,7 +70,7 @@ def differentiate(tape: Tape, values, wrt_args: frozenset,
     known = _Known(values, tape.origins)
     wrt = {op for op in tape.inputs if op.index in wrt_args and op.differentiable}
     grads, labels = _sweep(driver, tape, known, wrt)
-    gradients = _gradient_outputs(driver, tape, grads, wrt_args)
+    gradients = _gradient_outputs(driver, tape, grads, wrt_args, labels)
     labels.update(tape.labels)
     return tape.replace(ops=tape.ops + driver.ops, output=(tape.output,) + gradients,
                         n_forward=len(tape.ops), labels=labels)
@@ -110,8 +110,10 @@ def _sweep(driver: Unroller, tape: Tape, known: _Known, wrt: set[Op]) -> tuple[d
     labels: dict[Op, Op] = {}
     output = tape.output
     if isinstance(output, Op) and output in active:  # a scalar, or size-1 array
-        shape = output.shape
-        grads[output] = 1.0 if shape == () else driver.primitive(np.ones, (shape,), {})
+        shape, dtype = output.shape, output.dtype
+        args = (shape,) if dtype == np.float64 else (shape, dtype)  # float32 stays float32
+        one = 1.0 if dtype == np.float64 else dtype.type(1.0)
+        grads[output] = one if shape == () else driver.primitive(np.ones, args, {})
     forward = set(tape.ops)
     for op in reversed(tape.ops):
         if op in grads:
@@ -123,6 +125,19 @@ def _sweep(driver: Unroller, tape: Tape, known: _Known, wrt: set[Op]) -> tuple[d
                 # its gradient is complete and now spent: only the inputs' are returned
                 _propagate(driver, known, op, grads.pop(op), active, grads)
     return grads, labels
+
+
+def _as_input(driver: Unroller, op: Input, grad: Traced) -> Traced:
+    """A gradient of the input's dtype (a rule may have promoted float32 to
+    float64), and an array for an array: NumPy gives a scalar for `2.0 * s`
+    with `s` 0-d, which would be read-only and not the input's type."""
+    if op.scalar or grad.op.shape != op.shape:
+        return grad
+    if grad.op.dtype != op.dtype:
+        grad = driver.primitive(primitives.astype, (grad, op.dtype), {})
+    if not isinstance(grad.value, np.ndarray):
+        grad = driver.primitive(np.array, (grad,), {})
+    return grad
 
 
 def _named(op: Op) -> bool:
@@ -254,7 +269,8 @@ def _plus(unroller, previous, grad):
     return unroller.binary(operator.add, previous, grad)
 
 
-def _gradient_outputs(driver: Unroller, tape: Tape, grads: dict, wrt_args: set[int]) -> tuple:
+def _gradient_outputs(driver: Unroller, tape: Tape, grads: dict, wrt_args: set[int],
+                      labels: dict) -> tuple:
     """One gradient per positional argument: an op, a path dict, zeros, or None."""
     inputs = tape.inputs
     out = []
@@ -262,19 +278,24 @@ def _gradient_outputs(driver: Unroller, tape: Tape, grads: dict, wrt_args: set[i
         if index not in wrt_args or not any(leaf.kind == DIFF for leaf in leaves):
             out.append(None)
         elif tape.signature.structs[index]:
-            out.append({user_path(op.path): _gradient(driver, op, grads[op]) for op in inputs
-                        if op.index == index and op in grads})
+            out.append({user_path(op.path): _gradient(driver, op, grads[op], labels)
+                        for op in inputs if op.index == index and op in grads})
         else:
             (op,) = [op for op in inputs if op.index == index]
-            out.append(_gradient(driver, op, grads.get(op, 0.0)))
+            out.append(_gradient(driver, op, grads.get(op, 0.0), labels))
     return tuple(out)
 
 
-def _gradient(driver: Unroller, op: Input, grad):
+def _gradient(driver: Unroller, op: Input, grad, labels: dict):
     """The gradient of an input as the code returns it: one the rules could
     compute statically (a constant) is a float for a float, and an array of
     the input's shape and dtype, made by the code, for an array."""
-    if isinstance(grad, Traced) or not np.isscalar(grad) and not np.ndim(grad) == 0:
+    if isinstance(grad, Traced):
+        made = _as_input(driver, op, grad)
+        if made is not grad and grad.op in labels:  # `dx = (...).astype(np.float32)`
+            labels[made.op] = labels.pop(grad.op)
+        return driver.refs(made)
+    if not np.isscalar(grad) and not np.ndim(grad) == 0:
         return driver.refs(grad)
     if op.scalar:
         return float(grad)

@@ -147,7 +147,7 @@ def grad(f: Callable, *args, dynamic: bool = False, wrt=None,
     """The value of `f(*args)` and its gradient for every positional argument."""
     _refuse_keywords("grad", keywords)
     fn, full_args, n_bound = _target(f, args)
-    wrt_args = _wrt_indices(wrt, len(args), n_bound, fn)
+    wrt_args = _wrt_indices(wrt, len(args), n_bound, fn, full_args)
     key = (fn, signature_key(full_args), wrt_args)
     tried: set = set()
     compiled, result = _from_cache(key, full_args, dynamic, tried)
@@ -228,7 +228,7 @@ def simplegrad(f: Callable, *args, wrt=None, **keywords) -> GradFunction:
     """A gradient function for arguments like `args`, with readable source."""
     _refuse_keywords("simplegrad", keywords)
     fn, full_args, n_bound = _target(f, args)
-    compiled = _build(fn, full_args, _wrt_indices(wrt, len(args), n_bound, fn))
+    compiled = _build(fn, full_args, _wrt_indices(wrt, len(args), n_bound, fn, full_args))
     return GradFunction(compiled, full_args[:n_bound])
 
 
@@ -381,8 +381,8 @@ def _refuse_keywords(api_name: str, keywords: dict) -> None:
             f"(ys.{api_name}(f, a, b)), and use wrt=... to choose which get gradients.")
 
 
-def _wrt_indices(wrt, n_args: int, n_bound: int,
-                 fn: Callable | None = None) -> frozenset:
+def _wrt_indices(wrt, n_args: int, n_bound: int, fn: Callable | None = None,
+                 args: tuple | None = None) -> frozenset:
     """Indices into the full argument tuple (bound arguments first) to
     differentiate. `wrt` names arguments by position or by parameter name
     (`"W"`; `"args_1"` for the second of `*args`): one, or a sequence."""
@@ -402,7 +402,7 @@ def _wrt_indices(wrt, n_args: int, n_bound: int,
             if item not in names:
                 known = ", ".join(names) or "none"
                 raise ValueError(f"wrt={wrt!r}: the function has no argument named {item!r}; "
-                                 f"its differentiable arguments are named: {known}")
+                                 f"its arguments are named: {known}")
             item = names.index(item)
         if isinstance(item, bool) or not isinstance(item, (int, np.integer)):
             raise TypeError(f"wrt must hold argument indices (ints) or names (strings), "
@@ -412,6 +412,12 @@ def _wrt_indices(wrt, n_args: int, n_bound: int,
                              f"function was given {n_args} argument(s), indices 0 to "
                              f"{n_args - 1}")
         indices.append(int(item))
+    for index in indices if args is not None else ():
+        if not any(kind_of(leaf) == DIFF for _, leaf in flatten(args[index + n_bound])):
+            shown = names[index] if index < len(names) else f"argument {index}"
+            raise TypeError(f"wrt={wrt!r} chooses {shown}, which holds no floats to "
+                            f"differentiate (it is {type(args[index + n_bound]).__name__}); "
+                            "choose float arguments")
     return frozenset(index + n_bound for index in indices)
 
 

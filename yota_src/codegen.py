@@ -59,7 +59,8 @@ LINE_LIMIT = 100  # columns: longer statements are written over several lines
 # into the module as a literal (about 5 kB of text); a larger one is read
 # from its module by name at each call (`outside_read`).
 LITERAL_LIMIT = 256
-_RESERVED = frozenset({"np", "math"})  # module names the code reads without taking them
+# names the code reads without taking them: modules, and the errors it raises
+_RESERVED = frozenset({"np", "math", "SignatureMismatch", "ControlFlowChanged"})
 
 
 class CodegenError(UnsupportedSyntaxError):
@@ -1147,8 +1148,9 @@ def _chunks(parts: tuple, width: int) -> list[list] | None:
     tokens = [token for part in parts for token in (
         re.findall(r"\S+\s*|\s+", part) if isinstance(part, str) else [part])]
     chunks: list[list] = [[]]
-    for token in tokens:
-        if chunks[-1] and len(_literal(chunks[-1] + [token])) > width:
+    for token in tokens:  # spaces stay at the end of a piece: no piece is a bare " "
+        if chunks[-1] and len(_literal(chunks[-1] + [token])) > width \
+                and (not isinstance(token, str) or token.strip()):
             chunks.append([])
         chunks[-1].append(token)
     return chunks

@@ -82,6 +82,7 @@ def _output_names(tape: Tape, kind: str, params: list[str]) -> dict[Op, str]:
     """`out` for the value (unless the user named it), `d<param>` for gradients."""
     names = {}
     output = tape.output
+    backward = set(tape.ops[tape.n_forward:])
     named = lambda op: isinstance(tape.label(op), str)  # noqa: E731
     user_names = {tape.label(op) for op in tape.ops if named(op)}
     result = next(n for n in ("out", "result", "value", "out_value") if n not in user_names)
@@ -93,8 +94,8 @@ def _output_names(tape: Tape, kind: str, params: list[str]) -> dict[Op, str]:
     for index, grad in enumerate(output[1:]):
         param = params[index]
         pairs = grad.items() if isinstance(grad, dict) else [((), grad)]
-        for path, op in pairs:
-            if isinstance(op, Call) and not named(op) and op not in names:
+        for path, op in pairs:  # a primal value returned as a gradient keeps its name
+            if isinstance(op, Call) and not named(op) and op not in names and op in backward:
                 names[op] = "d" + path_name(param, tuple((ITEM, key) for key in path))
     return names
 

@@ -596,8 +596,8 @@ class Unroller:
         """Traced values -> their ops; static arrays -> Const ops."""
         if isinstance(structure, Traced):
             return structure.op
-        if is_array(structure):  # from outside the arguments: every array made here is traced
-            return self.lift(structure, None).op
+        if is_array(structure) and not isinstance(structure, np.generic):
+            return self.lift(structure, None).op  # from outside: every array made here is traced
         if isinstance(structure, tuple) and not hasattr(structure, "_fields"):
             return tuple(self.refs(item) for item in structure)
         if isinstance(structure, list):

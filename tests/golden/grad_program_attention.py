@@ -9,31 +9,28 @@ import numpy as np
 # Raised when called outside the specialisation above; it is ValueError.
 SignatureMismatch = ValueError
 
-# Arrays the primal read from its globals and closures, as they were.
-array = 2.0
-
 
 def grad_attention(Q, K, V):
     if type(Q) is not np.ndarray:
         raise SignatureMismatch("grad_attention was generated for Q of type ndarray, got "
                                 f"{type(Q).__qualname__}")
     if Q.shape != (3, 4) or Q.dtype != np.float64:
-        raise SignatureMismatch(f"grad_attention was generated for Q float64 (3, 4), got {Q.dtype}"
-                                f" {Q.shape}")
+        raise SignatureMismatch(f"grad_attention was generated for Q float64 (3, 4), got {Q.dtype} "
+                                f"{Q.shape}")
     if type(K) is not np.ndarray:
         raise SignatureMismatch("grad_attention was generated for K of type ndarray, got "
                                 f"{type(K).__qualname__}")
     if K.shape != (5, 4) or K.dtype != np.float64:
-        raise SignatureMismatch(f"grad_attention was generated for K float64 (5, 4), got {K.dtype}"
-                                f" {K.shape}")
+        raise SignatureMismatch(f"grad_attention was generated for K float64 (5, 4), got {K.dtype} "
+                                f"{K.shape}")
     if type(V) is not np.ndarray:
         raise SignatureMismatch("grad_attention was generated for V of type ndarray, got "
                                 f"{type(V).__qualname__}")
     if V.shape != (5, 2) or V.dtype != np.float64:
-        raise SignatureMismatch(f"grad_attention was generated for V float64 (5, 2), got {V.dtype}"
-                                f" {V.shape}")
+        raise SignatureMismatch(f"grad_attention was generated for V float64 (5, 2), got {V.dtype} "
+                                f"{V.shape}")
     # golden_programs.py:76  scores = Q @ K.T / np.sqrt(Q.shape[-1])
-    scores = Q @ K.T / array
+    scores = Q @ K.T / 2.0
     # golden_programs.py:77  weights = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
     max_scores = np.max(scores, axis=-1, keepdims=True)
     weights = np.exp(scores - max_scores)
@@ -59,7 +56,7 @@ def grad_attention(Q, K, V):
     t5 = np.where(t4, dmax_scores / np.sum(t4, axis=-1, keepdims=True), 0)
     dscores = t3 + t5
     # golden_programs.py:76  scores = Q @ K.T / np.sqrt(Q.shape[-1])
-    t6 = dscores / array
+    t6 = dscores / 2.0
     dQ = t6 @ K
-    dK = (Q.T @ t6).T
+    dK = t6.T @ Q
     return out, dQ, dK, dV

@@ -15,8 +15,8 @@ def grad_huber(pred, target):
         raise SignatureMismatch("grad_huber was generated for pred of type ndarray, got "
                                 f"{type(pred).__qualname__}")
     if pred.shape != (4,) or pred.dtype != np.float64:
-        raise SignatureMismatch(f"grad_huber was generated for pred float64 (4,), got {pred.dtype}"
-                                f" {pred.shape}")
+        raise SignatureMismatch(f"grad_huber was generated for pred float64 (4,), got {pred.dtype} "
+                                f"{pred.shape}")
     if type(target) is not np.ndarray:
         raise SignatureMismatch("grad_huber was generated for target of type ndarray, got "
                                 f"{type(target).__qualname__}")

@@ -24,8 +24,8 @@ def grad_logistic(w, b, X, y):
         raise SignatureMismatch("grad_logistic was generated for X of type ndarray, got "
                                 f"{type(X).__qualname__}")
     if X.shape != (20, 5) or X.dtype != np.float64:
-        raise SignatureMismatch(f"grad_logistic was generated for X float64 (20, 5), got {X.dtype}"
-                                f" {X.shape}")
+        raise SignatureMismatch(f"grad_logistic was generated for X float64 (20, 5), got {X.dtype} "
+                                f"{X.shape}")
     if type(y) is not np.ndarray:
         raise SignatureMismatch("grad_logistic was generated for y of type ndarray, got "
                                 f"{type(y).__qualname__}")

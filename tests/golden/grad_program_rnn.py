@@ -50,9 +50,9 @@ def grad_rnn(Wx, Wh, xs):
     dx_3 = t1 @ Wx
     t2 = dh_3 * (1 - h_3 * h_3)
     dh_2 = t2 @ Wh
+    dWh = np.outer(t1, h_3) + np.outer(t2, h_2)
     dx_2 = t2 @ Wx
     t3 = dh_2 * (1 - h_2 * h_2)
-    dWh = np.outer(t1, h_3) + np.outer(t2, h_2) + np.outer(t3, h)
     dx = t3 @ Wx
     dWx = np.outer(t1, x_3) + np.outer(t2, x_2) + np.outer(t3, x)
     # golden_programs.py:27  for x in xs:

@@ -22,8 +22,8 @@ def grad_user_rule(w, X):
         raise SignatureMismatch("grad_user_rule was generated for X of type ndarray, got "
                                 f"{type(X).__qualname__}")
     if X.shape != (4, 3) or X.dtype != np.float64:
-        raise SignatureMismatch(f"grad_user_rule was generated for X float64 (4, 3), got {X.dtype}"
-                                f" {X.shape}")
+        raise SignatureMismatch(f"grad_user_rule was generated for X float64 (4, 3), got {X.dtype} "
+                                f"{X.shape}")
     # golden_programs.py:166  return np.sum(softplus(X @ w))
     t1 = X @ w
     out = np.sum(golden_programs.softplus(t1))

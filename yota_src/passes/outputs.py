@@ -1,15 +1,43 @@
 """Returned gradients own their memory.
 
-A gradient that is an argument itself (`d/dW sum(W * x)` is `x`), a read-only
-broadcast view, or the same array as another returned gradient would surprise
-a user who updates it in place; such outputs are copied.
+A gradient that is an argument itself (`d/dW sum(W * x)` is `x`), an array
+from outside (a global), a view into one of those (`w[1:]`, `W.T`, a
+reshape, a read-only broadcast), or the same array as another returned
+gradient would surprise a user who updates it in place: `dx *= -lr` would
+change `w`. Such outputs are copied; a result a primitive always makes anew
+is returned as it is.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..tape import Call, Input, Op, Tape, map_refs
+from .. import primitives
+from ..tape import Call, Const, Input, Op, Tape, map_refs
+
+# primitives whose result is always a new array (beside ufuncs, operators and
+# constructors: primitives.returns_new_array), never a view of an operand
+_NEW_RESULTS = (np.sum, np.mean, np.prod, np.std, np.var, np.where, np.dot, np.outer,
+                np.matmul, np.tensordot, np.kron, np.concatenate, np.stack, np.cumsum,
+                np.cumprod, np.clip, np.sort, np.zeros_like, np.ones_like, np.full_like,
+                np.linalg.solve, np.linalg.inv, np.max, np.min, np.amax, np.amin, np.diff,
+                np.repeat, np.tile, np.pad, np.roll, primitives.astype)
+
+
+def _may_share(op: Op, outside: set) -> bool:
+    """Whether `op` may be (a view into) an argument, an array from outside, a
+    primal value or one of `outside`: views are followed to what they look
+    into; a view into a new array of the reverse pass's own is its alone."""
+    while isinstance(op, Call) and not _fresh(op.fn):
+        operand = op.args[0] if op.args else None
+        if not isinstance(operand, Op) or op.fn is np.broadcast_to:
+            return True  # a read-only broadcast, or a view of what we cannot follow
+        op = operand
+    return isinstance(op, (Input, Const)) or op in outside
+
+
+def _fresh(fn) -> bool:
+    return primitives.returns_new_array(fn) or fn in _NEW_RESULTS or fn in primitives.INDEX_STORES
 
 
 def own_outputs(tape: Tape) -> Tape:
@@ -20,11 +48,12 @@ def own_outputs(tape: Tape) -> Tape:
     labels = dict(tape.labels)
     seen = {value} if isinstance(value, Op) else set()
 
+    forward = set(tape.ops[: tape.n_forward])
+
     def owned(op):
         if not isinstance(op, Op):
             return op
-        shared = op in seen or isinstance(op, Input) or (
-            isinstance(op, Call) and op.fn is np.broadcast_to)
+        shared = op in seen or _may_share(op, forward | seen)
         seen.add(op)
         if not shared or op.shape == ():
             return op

@@ -27,7 +27,7 @@ _ELEMENTWISE = {fn: (0, 1) for fn in (operator.add, operator.sub, operator.mul,
                                       np.multiply, np.divide, np.maximum, np.minimum)}
 _ELEMENTWISE.update({operator.neg: (0,), np.negative: (0,), np.where: (1, 2)})
 _SHAPE_CHANGES = (np.broadcast_to, np.expand_dims, np.reshape, np.squeeze, np.ravel,
-                  primitives.T, np.transpose)
+                  primitives.T, np.transpose, primitives.astype)
 _MATMUL = (operator.matmul, np.matmul, np.dot)
 
 
@@ -36,11 +36,13 @@ def fold_seeds(tape: Tape) -> Tape:
     outputs = set(iter_refs(tape.output))
 
     def visit(op: Op, forward: bool, original: Op):
-        if forward or not isinstance(op, Call) or not _floating(op):
+        if not isinstance(op, Call) or not _floating(op):
             return op
         value = _source_fill(op)
-        if value is not None:
+        if value is not None:  # the primal's own np.ones is a constant for the gradient too
             fills[op] = value
+            return op
+        if forward:
             return op
         folded = _folded(op, fills)
         if isinstance(folded, Const) and original in outputs:
@@ -62,10 +64,10 @@ def _folded(op: Call, fills: dict):
         source = op.args[0]
         count = math.prod(source.shape) // max(math.prod(op.shape), 1)
         return _fill(fills[source] * (count if op.fn is np.sum else 1), op)
-    if op.fn in _MATMUL and len(op.args) == 2 and not op.kwargs:
-        return _matmul(op, fills)
-    if op.fn is np.outer and len(op.args) == 2 and not op.kwargs:
-        return _outer(op, fills)
+    if op.fn in _MATMUL + (np.outer,) and len(op.args) == 2 and not op.kwargs:
+        if any(_in(a, fills) and fills[a] == 0 for a in op.args):
+            return _fill(0.0, op)  # a product with zeros
+        return (_outer if op.fn is np.outer else _matmul)(op, fills)
     if op.fn in primitives.INDEX_STORES and len(op.args) == 3 and _in(op.args[2], fills):
         buffer, index, values = op.args  # `dx[i] += 0.5` broadcasts as the filled array did
         return Call(op.fn, (buffer, index, _python(fills[values])), {}, op.shape, op.dtype,

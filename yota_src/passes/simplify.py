@@ -11,7 +11,7 @@ import operator
 import numpy as np
 
 from .. import primitives
-from ..tape import Call, Const, Op, Tape
+from ..tape import Call, Const, Op, Tape, readers
 from .rewrite import rewrite
 
 _RIGHT_IDENTITY = {operator.add: 0, operator.sub: 0, operator.mul: 1, operator.truediv: 1,
@@ -22,7 +22,11 @@ _SHAPE_NO_OPS = {np.reshape, np.broadcast_to, np.squeeze, np.expand_dims, np.rav
 
 
 def simplify(tape: Tape) -> Tape:
+    uses = {op: len(users) for op, users in readers(tape.ops, tape.output).items()}
+
     def visit(op: Op, forward: bool, original: Op) -> Op:
+        if not forward and _transposed_product(original, uses):  # (A @ B).T as B.T @ A.T
+            return _product_transposed(op)
         if not forward and _all_constant(op):  # `1.0 * 0.5 * 2` left by the seeds: 1.0
             folded = Const(_static(op.fn(*(_value(a) for a in op.args))), op.loc)
             if (folded.shape, folded.dtype) == (op.shape, op.dtype):
@@ -63,6 +67,31 @@ def _respelled(op: Op) -> Op | None:
 _SIGN_FOLDED = {operator.add: operator.sub, operator.sub: operator.add}
 _BROADCASTING = (operator.add, operator.sub, operator.mul, operator.truediv, np.add,
                  np.subtract, np.multiply, np.divide)
+
+
+def _transposed_product(op: Op, uses: dict) -> bool:
+    """`(A @ B).T` of 2-D operands, the product read nowhere else."""
+    if not (isinstance(op, Call) and op.fn is primitives.T and not op.kwargs):
+        return False
+    inner = op.args[0]
+    return isinstance(inner, Call) and inner.fn is operator.matmul and not inner.kwargs \
+        and uses.get(inner) == 1 and all(isinstance(a, Op) and len(a.shape) == 2
+                                         for a in inner.args)
+
+
+def _product_transposed(op: Call) -> tuple:
+    """`B.T @ A.T`, each transpose folded where the operand is one already."""
+    left, right = op.args[0].args
+    made, operands = [], []
+    for each in (right, left):
+        if isinstance(each, Call) and each.fn is primitives.T and not each.kwargs:
+            operands.append(each.args[0])
+        else:
+            made.append(Call(primitives.T, (each,), {}, each.shape[::-1], each.dtype, op.loc,
+                             each.depends))
+            operands.append(made[-1])
+    product = Call(operator.matmul, tuple(operands), {}, op.shape, op.dtype, op.loc, op.depends)
+    return (*made, product)
 
 
 def _broadcast_dropped(op: Op) -> Op | None:
