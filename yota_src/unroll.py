@@ -38,11 +38,12 @@ from .errors import (
     YotaError,
 )
 from .generators import UnrolledGenerator, is_generator_function
+from .recorder import NotCarried, Recorder
 from .source import FunctionSource, closure_cells, function_source, unwrap
 from .specialisation import MISSING, dependency, describe, is_plain_data, snapshot
 from .structs import ATTR, ITEM, children, is_array, kind_of
-from .tape import Call, Const, Guard, Input, Op, shape_and_dtype
-from .traced import ExampleValues, Traced, has_traced, traced_in, values_of
+from .tape import Call, Const, Input, Op
+from .traced import Traced, has_traced, traced_in, values_of
 from .views import Views
 
 BINARY = operators.by_node(gast, "binary")
@@ -86,10 +87,6 @@ MAX_LOOP = 1_000_000
 
 
 # --- control flow signals ---------------------------------------------------
-
-class NotCarried(UnsupportedSyntaxError):
-    """A primitive gave something no tape value can be (a function, an object)."""
-
 
 class _Return(Exception):
     def __init__(self, value):
@@ -321,16 +318,15 @@ def _signature(fn) -> inspect.Signature:
 
 # --- the interpreter ----------------------------------------------------------
 
-class Unroller:
-    """Runs user code on concrete values, recording traced operations as ops."""
+class Unroller(Recorder):
+    """Runs user code on concrete values (the AST semantics and Python's
+    object model), recording traced operations through its Recorder."""
 
     def __init__(self, templates: bool = False):
         """`templates`: this unroller runs adjoint templates only (the reverse
         pass's driver), not user code: it keeps no values (they travel with
         the Traced values), and a template's helpers are not specialisation."""
-        self.ops: list[Op] = []
-        self.values = ExampleValues()  # example value of each forward op, for the templates
-        self.keep_values = not templates
+        super().__init__(keep_values=not templates)
         self.dependencies: dict = {}  # what the trace read from outside the arguments
         self.watched: dict[int, object] = {}  # objects from outside, by id: attribute reads count
         self.held: dict[int, object] = {}  # objects the arguments hold, by id: never written
@@ -338,15 +334,12 @@ class Unroller:
         self.outside_names: dict[int, str] = {}  # the names outside containers were read by
         # outside objects, by id -> (module name, path): how an import reaches them again
         self.outside_paths: dict[int, tuple] = {}
-        self.lifted: dict[int, Traced] = {}  # arrays from outside, by id
         self.random_states: dict = {}  # generators drawn from: (generator, state before)
         self.views = Views(self)  # which arrays look into which (slices, transposes, ...)
-        self.input_names: dict[Op, str] = {}  # each input's expression, for messages
         self.native: tuple | None = None  # (node, frame) of the call running natively
         self.context: tuple = ()  # the np.errstate, warnings and try blocks around us
         self.generator: UnrolledGenerator | None = None  # whose body runs now, if any
         self.generators: list[UnrolledGenerator] = []  # started while unrolling
-        self.loc: Location | None = None
         self.user_code = not templates
         self.depth = 0
         self.returned_at: Location | None = None  # the top-level `return` that ran
@@ -354,13 +347,6 @@ class Unroller:
         self._expr_handlers = {}
 
     # -- entry points ---------------------------------------------------------
-
-    def input(self, index: int, path: tuple, value, name: str = "an argument") -> Traced:
-        op = Input(index, path, *shape_and_dtype(value), scalar=not is_array(value))
-        self.ops.append(op)
-        self.values[op] = value
-        self.input_names[op] = name
-        return Traced(op, value, self)
 
     def call_function(self, fn, args: tuple, kwargs: dict):
         """Inline a top-level Python function on (partly traced) arguments."""
@@ -488,61 +474,7 @@ class Unroller:
         known = self.outside_paths.get(id(parent))
         return None if known is None else (known[0], known[1] + (step,))
 
-    def lift(self, array, name: str | None, path: tuple | None = None) -> Traced:
-        """An array from outside the arguments, read live by the generated code.
-
-        Float arrays count as data (decisions on their contents are guarded,
-        since they may change in place); integer and boolean arrays (indices,
-        masks) are compared by content in the dependency snapshot instead.
-        """
-        known = self.lifted.get(id(array))
-        if known is not None and known.value is array:
-            known.op.origin = known.op.origin or path
-            return known
-        const = Const(array, self.loc)
-        const.origin = path
-        const.hint = name if name and name.isidentifier() else "array"
-        const.depends = np.issubdtype(np.asarray(array).dtype, np.inexact)
-        self.ops.append(const)
-        if self.keep_values:
-            self.values[const] = array
-        self.lifted[id(array)] = traced = Traced(const, array, self)
-        return traced
-
     # -- recording --------------------------------------------------------------
-
-    def record(self, fn, args: tuple, kwargs: dict, value, note_views: bool = True) -> Traced:
-        if isinstance(value, np.matrix):
-            raise NoDiffRuleError(
-                f"{primitives.display_name(fn)} gives an np.matrix", self.loc,
-                hint="np.matrix redefines `*` and `**` as matrix operations; use np.ndarray "
-                     "(np.asarray) with `@` instead.")
-        if not _carried(value):
-            raise NotCarried(
-                f"{primitives.display_name(fn)} gives a {type(value).__name__} object, which "
-                "generated code does not carry as a value computed from the arguments",
-                self.loc, hint="Use the NumPy functions that give arrays (np.polyval for "
-                "np.poly1d, loops over indices for np.nditer or np.ndenumerate).")
-        if isinstance(value, np.ndarray) and value.dtype == object \
-                and any(t.op.depends for t in traced_in((args, kwargs))):
-            raise NoDiffRuleError(
-                f"{primitives.display_name(fn)} gives an array of Python objects", self.loc,
-                hint="Object arrays hold no numbers a gradient can pass through: keep "
-                     "numbers in float arrays and text apart.")
-        # a draw is data: a decision taken from it is guarded like one taken from x
-        depends = any(t.op.depends for t in traced_in((args, kwargs))) \
-            or primitives.is_random_draw(fn)
-        op = Call(fn, self.refs(args), self.refs(kwargs), *shape_and_dtype(value),
-                  self.loc, depends)
-        self.ops.append(op)
-        if self.keep_values:
-            self.values[op] = value
-            if fn in primitives.INDEX_STORES and isinstance(op.args[0], Op):
-                self.values.supersede(op.args[0], op, values_of(args[1]))
-        result = Traced(op, value, self)
-        if note_views:
-            self.views.note(result, fn, args, kwargs)
-        return result
 
     def recompute(self, fn, args: tuple, kwargs: dict) -> Traced:
         """The same primitive on the current values of its arguments: a view
@@ -591,22 +523,6 @@ class Unroller:
                 f"dtype('{target.value.dtype}') with casting rule 'same_kind' "
                 f"({where.short if where else 'in place'})")
         return self.primitive(primitives.astype, (new, target.value.dtype), {})
-
-    def refs(self, structure):
-        """Traced values -> their ops; static arrays -> Const ops."""
-        if isinstance(structure, Traced):
-            return structure.op
-        if is_array(structure) and not isinstance(structure, np.generic):
-            return self.lift(structure, None).op  # from outside: every array made here is traced
-        if isinstance(structure, tuple) and not hasattr(structure, "_fields"):
-            return tuple(self.refs(item) for item in structure)
-        if isinstance(structure, list):
-            return [self.refs(item) for item in structure]
-        if isinstance(structure, dict):
-            return {key: self.refs(item) for key, item in structure.items()}
-        if isinstance(structure, slice):
-            return slice(*(self.refs(p) for p in (structure.start, structure.stop, structure.step)))
-        return structure
 
     def primitive(self, fn, args: tuple, kwargs: dict):
         """Apply a primitive: fold it when nothing is traced, else record it.
@@ -837,8 +753,8 @@ class Unroller:
                 text, within = self.expression_text(value.op), node and _text(node)
             if text is None and not self.user_code:  # a rule's decision: say what it read
                 text = self.expression_text(value.op)
-            self.ops.append(Guard(value.op, result, convert, text or _text(node),
-                                  self.location_of(node, frame), within))
+            self.guard(value.op, result, convert, text or _text(node),
+                       self.location_of(node, frame), within)
         return result
 
     def where(self) -> Location | None:
@@ -2199,18 +2115,6 @@ def _region(array: np.ndarray, index):
     as_slices = tuple(slice(i, i + 1 if i != -1 else None)
                       if isinstance(i, (int, np.integer)) else i for i in items)
     return array[as_slices]
-
-
-def _carried(value) -> bool:
-    """Values a tape holds: arrays, numbers, text, random generators, and
-    tuples or lists of them."""
-    if is_array(value) or value is None or isinstance(
-            value, (np.generic, int, float, complex, str, bytes, np.dtype, slice,
-                    *primitives.GENERATORS)):
-        return True
-    if isinstance(value, (tuple, list)):
-        return all(_carried(item) for item in value)
-    return False
 
 
 def _callee_name(fn) -> str:
