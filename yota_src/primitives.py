@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from . import distributions, operators
+from . import distributions, nested, operators
 
 
 def T(a):
@@ -211,14 +211,7 @@ def _restorable(array: np.ndarray) -> bool:
 
 def arrays_in(structure) -> Iterator[np.ndarray]:
     """The arrays inside a nested structure of tuples, lists and dicts."""
-    if isinstance(structure, np.ndarray):
-        yield structure
-    elif isinstance(structure, (tuple, list)):
-        for item in structure:
-            yield from arrays_in(item)
-    elif isinstance(structure, dict):
-        for item in structure.values():
-            yield from arrays_in(item)
+    return nested.leaves(structure, lambda value: isinstance(value, np.ndarray))
 
 
 def is_basic_index(index) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import primitives
+from . import nested, primitives
 from .errors import Location, NoDiffRuleError, UnsupportedSyntaxError
 from .structs import is_array
 from .tape import Call, Const, Guard, Input, Op, shape_and_dtype
@@ -104,20 +104,12 @@ class Recorder:
         self.ops.append(Guard(value, expected, convert, text, loc, within))
 
     def refs(self, structure):
-        """Traced values -> their ops; static arrays -> Const ops."""
-        if isinstance(structure, Traced):
-            return structure.op
-        if is_array(structure) and not isinstance(structure, np.generic):
-            return self.lift(structure, None).op  # from outside: every array made here is traced
-        if isinstance(structure, tuple) and not hasattr(structure, "_fields"):
-            return tuple(self.refs(item) for item in structure)
-        if isinstance(structure, list):
-            return [self.refs(item) for item in structure]
-        if isinstance(structure, dict):
-            return {key: self.refs(item) for key, item in structure.items()}
-        if isinstance(structure, slice):
-            return slice(*(self.refs(p) for p in (structure.start, structure.stop, structure.step)))
-        return structure
+        """Traced values -> their ops; arrays -> Const ops (from outside: every
+        array made here is traced); NumPy scalars stay static, as literals."""
+        def ref(value):
+            return value.op if isinstance(value, Traced) else self.lift(value, None).op
+        return nested.map_leaves(structure, ref, lambda value: isinstance(value, Traced) or (
+            is_array(value) and not isinstance(value, np.generic)))
 
 
 def _carried(value) -> bool:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from . import primitives
+from . import nested, primitives
 from .errors import ControlFlowChanged, Location, SignatureMismatch
 from .structs import describe_dtype, get_path, signature_key
 
@@ -153,32 +153,12 @@ def shape_and_dtype(value) -> tuple:
 
 def map_refs(structure, fn: Callable[[Op], Any]):
     """Apply `fn` to every op inside a nested argument structure."""
-    if isinstance(structure, Op):
-        return fn(structure)
-    if isinstance(structure, tuple):
-        return tuple(map_refs(item, fn) for item in structure)
-    if isinstance(structure, list):
-        return [map_refs(item, fn) for item in structure]
-    if isinstance(structure, dict):
-        return {key: map_refs(item, fn) for key, item in structure.items()}
-    if isinstance(structure, slice):
-        return slice(map_refs(structure.start, fn), map_refs(structure.stop, fn),
-                     map_refs(structure.step, fn))
-    return structure
+    return nested.map_leaves(structure, fn, lambda value: isinstance(value, Op))
 
 
 def leaves_of(structure, kind: type) -> Iterator:
     """The values of type `kind` inside nested tuples, lists, dicts and slices."""
-    if isinstance(structure, kind):
-        yield structure
-    elif isinstance(structure, (tuple, list)):
-        for item in structure:
-            yield from leaves_of(item, kind)
-    elif isinstance(structure, dict):
-        for item in structure.values():
-            yield from leaves_of(item, kind)
-    elif isinstance(structure, slice):
-        yield from leaves_of((structure.start, structure.stop, structure.step), kind)
+    return nested.leaves(structure, lambda value: isinstance(value, kind))
 
 
 def iter_refs(structure) -> Iterator[Op]:

@@ -18,7 +18,7 @@ import operator
 
 import numpy as np
 
-from . import operators
+from . import nested, operators
 from .errors import UnsupportedSyntaxError
 from .tape import Op, leaves_of
 
@@ -193,19 +193,8 @@ def is_static(structure) -> bool:
 
 def values_of(structure):
     """The example values inside a nested structure of traced values."""
-    if isinstance(structure, Traced):
-        return structure.value
-    if isinstance(structure, tuple):
-        items = (values_of(item) for item in structure)
-        return type(structure)._make(items) if hasattr(structure, "_fields") else tuple(items)
-    if isinstance(structure, list):
-        return [values_of(item) for item in structure]
-    if isinstance(structure, dict) and type(structure) is dict:
-        return {key: values_of(item) for key, item in structure.items()}
-    if isinstance(structure, slice):
-        return slice(values_of(structure.start), values_of(structure.stop),
-                     values_of(structure.step))
-    return structure
+    return nested.map_leaves(structure, lambda traced: traced.value,
+                             lambda value: isinstance(value, Traced))
 
 
 class ExampleValues:

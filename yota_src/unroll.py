@@ -27,7 +27,7 @@ from dataclasses import replace
 import gast
 import numpy as np
 
-from . import contexts, distributions, operators, primitives, rules
+from . import contexts, distributions, nested, operators, primitives, rules
 from .builtin_calls import builtin_handler
 from .errors import (
     Location,
@@ -2171,15 +2171,9 @@ def _routed_args(unroller, args, node, frame):
 
 
 def _nested(structure):
-    """Every value inside nested tuples, lists and dicts."""
-    if isinstance(structure, (tuple, list)):
-        for item in structure:
-            yield from _nested(item)
-    elif isinstance(structure, dict):
-        for item in structure.values():
-            yield from _nested(item)
-    else:
-        yield structure
+    """Every value inside nested tuples, lists, dicts and slices."""
+    return nested.leaves(structure, lambda value: not isinstance(
+        value, (tuple, list, dict, slice)))
 
 
 def _short_repr(value) -> str:

@@ -25,7 +25,7 @@ import weakref
 
 import numpy as np
 
-from . import primitives
+from . import nested, primitives
 from .errors import MutationError
 from .traced import Traced, traced_in, values_of
 
@@ -133,13 +133,9 @@ class Views:
         standing = {id(root): value}
         for record in reversed(chain):
             def swap(structure):
-                if isinstance(structure, Traced):
-                    return standing.get(id(structure), structure.value)
-                if isinstance(structure, (tuple, list)):
-                    return type(structure)(swap(item) for item in structure)
-                if isinstance(structure, dict):
-                    return {key: swap(item) for key, item in structure.items()}
-                return structure
+                return nested.map_leaves(
+                    structure, lambda traced: standing.get(id(traced), traced.value),
+                    lambda value: isinstance(value, Traced))
             try:
                 value = record.fn(*swap(record.args), **swap(record.kwargs))
             except Exception:

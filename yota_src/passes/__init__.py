@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from .. import nested
 from ..tape import Call, Guard, Tape, TapeError
 from .accumulate import accumulate_scatters
 from .cse import eliminate_common_subexpressions
@@ -66,15 +67,4 @@ def fingerprint(tape: Tape) -> tuple:
 
 def _identities(structure):
     """A nested structure with every leaf replaced by its identity."""
-    if isinstance(structure, (tuple, list)):
-        return (type(structure),) + tuple(_identities(item) for item in structure)
-    if isinstance(structure, dict):
-        return tuple((_identities(key), _identities(item)) for key, item in structure.items())
-    if isinstance(structure, slice):
-        return _identities((structure.start, structure.stop, structure.step))
-    return id(structure)
-
-
-__all__ = ["optimize", "optimize_forward", "run", "checked", "fingerprint", "simplify",
-           "fold_seeds", "keep_masked_zeros", "accumulate_scatters",
-           "eliminate_common_subexpressions", "eliminate_dead_code", "own_outputs"]
+    return nested.shape_of(structure, id)

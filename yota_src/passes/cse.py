@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import nested
 from ..primitives import FRESH_BUFFERS, has_effect
 from ..tape import Call, Guard, Op, Tape
 from .rewrite import rewrite
@@ -29,14 +30,14 @@ def eliminate_common_subexpressions(tape: Tape) -> Tape:
 
 
 def _key(value):
+    """What makes two operands the same: ops by identity, static values by
+    type and value; arrays are never compared by value."""
+    return nested.shape_of(value, _leaf_key)
+
+
+def _leaf_key(value):
     if isinstance(value, Op):
         return value
-    if isinstance(value, (tuple, list)):
-        return (type(value), tuple(_key(item) for item in value))
-    if isinstance(value, dict):
-        return ("dict", tuple((k, _key(v)) for k, v in value.items()))
-    if isinstance(value, slice):
-        return ("slice", _key((value.start, value.stop, value.step)))
     if isinstance(value, np.ndarray):
         raise TypeError("arrays are not compared by value")
     return (type(value), value)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .. import nested
 from ..tape import Call, Guard, Op, Tape, map_refs
 
 
@@ -81,10 +82,5 @@ def _with_operands(op: Op, look) -> Op:
 
 
 def _same(new, old) -> bool:
-    if isinstance(new, (tuple, list)):
-        return len(new) == len(old) and all(_same(a, b) for a, b in zip(new, old))
-    if isinstance(new, dict):
-        return all(_same(new[k], old[k]) for k in new)
-    if isinstance(new, slice):
-        return _same((new.start, new.stop, new.step), (old.start, old.stop, old.step))
-    return new is old
+    """The same structure holding the very same values."""
+    return nested.shape_of(new, id) == nested.shape_of(old, id)

@@ -1,0 +1,61 @@
+"""The one walk over nested values: tuples (a namedtuple keeps its type),
+lists, dicts and slices, down to leaves.
+
+Op arguments (`np.concatenate((a, b))`, an index `(i, slice(0, n))`), the
+output of a tape, and traced values handed to primitives are all such
+structures; every module that looks inside one (the recorder turning traced
+values into ops, the tape playing itself, passes comparing operands, the
+values a template computes on) walks it here, so they agree on what is a
+container and what comes back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+
+def map_leaves(structure, fn: Callable[[Any], Any], is_leaf: Callable[[Any], bool]):
+    """The structure rebuilt, with `fn(leaf)` for each leaf `is_leaf` picks
+    and everything else (numbers, strings, arrays) as it is."""
+    if is_leaf(structure):
+        return fn(structure)
+    if isinstance(structure, tuple):
+        items = [map_leaves(item, fn, is_leaf) for item in structure]
+        return type(structure)(*items) if hasattr(structure, "_fields") else tuple(items)
+    if isinstance(structure, list):
+        return [map_leaves(item, fn, is_leaf) for item in structure]
+    if isinstance(structure, dict):  # a dict subclass comes back as a dict, in its order
+        return {key: map_leaves(item, fn, is_leaf) for key, item in structure.items()}
+    if isinstance(structure, slice):
+        return slice(*(map_leaves(part, fn, is_leaf)
+                       for part in (structure.start, structure.stop, structure.step)))
+    return structure
+
+
+def leaves(structure, is_leaf: Callable[[Any], bool]) -> Iterator:
+    """The leaves `is_leaf` picks inside a structure, in order."""
+    if is_leaf(structure):
+        yield structure
+    elif isinstance(structure, (tuple, list)):
+        for item in structure:
+            yield from leaves(item, is_leaf)
+    elif isinstance(structure, dict):
+        for item in structure.values():
+            yield from leaves(item, is_leaf)
+    elif isinstance(structure, slice):
+        for part in (structure.start, structure.stop, structure.step):
+            yield from leaves(part, is_leaf)
+
+
+def shape_of(structure, leaf: Callable[[Any], Any]):
+    """A hashable picture of the structure: containers by type, leaves by
+    `leaf(value)`; equal pictures mean the same structure and leaves."""
+    if isinstance(structure, (tuple, list)):
+        return (type(structure),) + tuple(shape_of(item, leaf) for item in structure)
+    if isinstance(structure, dict):
+        return (dict,) + tuple((key, shape_of(item, leaf)) for key, item in structure.items())
+    if isinstance(structure, slice):
+        return (slice,) + tuple(shape_of(part, leaf) for part in
+                                (structure.start, structure.stop, structure.step))
+    return leaf(structure)
