@@ -130,33 +130,17 @@ def test_verify_compares_shapes_with_recorded_values(args):
 def test_every_pass_leaves_its_input_tape_as_it_was(args):
     from yota_src import passes
     from yota_src.adjoint import differentiate
+    from yota_src.api import _unroll
+    from yota_src.tape import Tape
 
-    _, forward = ys.trace(mlp, *args)
+    unroller, value, signature = _unroll(mlp, args)
+    output = unroller.refs(value)
+    forward = Tape(list(unroller.ops), output, signature).verify(unroller.values)
     before = passes.fingerprint(forward)
-    values = dict(zip(forward.ops, _values_of(forward, args)))
-    tape = differentiate(passes.optimize_forward(forward), values, frozenset({0, 1}))
+    tape = differentiate(passes.optimize_forward(forward), unroller.values, frozenset({0, 1}))
     assert passes.fingerprint(forward) == before
     for each in passes.BACKWARD_PASSES:
         seen = passes.fingerprint(tape)
         result = each(tape).verify()
         assert passes.fingerprint(tape) == seen, each.__name__
         tape = result
-
-
-def _values_of(tape, args):
-    """Each op's value, by replaying the tape (what the unroller records)."""
-    from yota_src.structs import get_path
-    from yota_src.tape import Call, Const, Input, map_refs
-
-    values = {}
-    for op in tape.ops:
-        if isinstance(op, Input):
-            values[op] = get_path(args[op.index], op.path)
-        elif isinstance(op, Const):
-            values[op] = op.value
-        elif isinstance(op, Call):
-            look = lambda s: map_refs(s, values.__getitem__)  # noqa: E731
-            values[op] = op.fn(*look(op.args), **look(op.kwargs))
-        else:
-            values[op] = None
-    return [values[op] for op in tape.ops]
