@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -173,3 +174,14 @@ def test_output_is_byte_identical_under_any_hash_seed(sources):
                                 text=True, cwd=TESTS.parent, check=True)
         digests.add(result.stdout.strip())
     assert len(digests) == 1
+
+
+def scaled_by_a_static_root(x):
+    return np.sum(x / np.sqrt(x.shape[0]) + np.float32(0.5) * x)
+
+
+def test_a_numpy_scalar_computed_statically_says_how_it_is_made():
+    source = ys.simplegrad(scaled_by_a_static_root, np.ones(4)).source
+    assert "np.sqrt(4)" in source and "np.float32(0.5)" in source
+    assert "array" not in source.split('"""')[2]
+    ys.check_grad(scaled_by_a_static_root, np.arange(1.0, 5.0))

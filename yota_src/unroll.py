@@ -569,8 +569,11 @@ class Unroller(Recorder):
             self.random_states.setdefault(id(draws), (draws, _random_state(draws)))
         elif not has_traced((args, kwargs)):
             value = self.run_primitive(fn, args, kwargs)
-            if (is_array(value) and value.ndim > 0) or isinstance(value, primitives.GENERATORS):
-                return self.record(fn, args, kwargs, value)  # how it is made: np.zeros(3)
+            if (is_array(value) and value.ndim > 0) or isinstance(value, primitives.GENERATORS) \
+                    or (self.user_code and isinstance(value, np.floating)
+                        and _numpy_function(fn)):
+                # how it is made: np.zeros(3), and np.sqrt(4) rather than a bare 2.0
+                return self.record(fn, args, kwargs, value)
             return value
         try:
             value = self.run_primitive(fn, values_of(args), values_of(kwargs))
@@ -2168,6 +2171,12 @@ def _restore(container, before) -> None:
 def _routed_args(unroller, args, node, frame):
     from .builtin_calls import routed  # late: builtin_calls builds on this module
     return routed(unroller, args, node, frame, objects=False)
+
+
+def _numpy_function(fn) -> bool:
+    """A function of NumPy's own (np.sqrt, np.float64), not of SciPy or math."""
+    return (getattr(fn, "__module__", None) or "").split(".")[0] == "numpy" \
+        or isinstance(fn, np.ufunc)
 
 
 def _nested(structure):

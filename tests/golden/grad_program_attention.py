@@ -30,7 +30,8 @@ def grad_attention(Q, K, V):
         raise SignatureMismatch(f"grad_attention was generated for V float64 (5, 2), got {V.dtype} "
                                 f"{V.shape}")
     # golden_programs.py:76  scores = Q @ K.T / np.sqrt(Q.shape[-1])
-    scores = Q @ K.T / 2.0
+    t1 = np.sqrt(4)
+    scores = Q @ K.T / t1
     # golden_programs.py:77  weights = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
     max_scores = np.max(scores, axis=-1, keepdims=True)
     weights = np.exp(scores - max_scores)
@@ -38,25 +39,25 @@ def grad_attention(Q, K, V):
     sum_weights = np.sum(weights, axis=-1, keepdims=True)
     weights_2 = weights / sum_weights
     # golden_programs.py:79  return np.sum((weights @ V) ** 2)
-    t1 = weights_2 @ V
-    out = np.sum(t1 ** 2)
+    t2 = weights_2 @ V
+    out = np.sum(t2 ** 2)
     # backward
     # golden_programs.py:79  return np.sum((weights @ V) ** 2)
-    dt1 = 2.0 * t1
-    dweights_2 = dt1 @ V.T
-    dV = weights_2.T @ dt1
+    dt2 = 2.0 * t2
+    dweights_2 = dt2 @ V.T
+    dV = weights_2.T @ dt2
     # golden_programs.py:78  weights = weights / np.sum(weights, axis=-1, keepdims=True)
-    t2 = np.sum(dweights_2 * weights_2 / sum_weights, axis=1, keepdims=True)
-    dsum_weights = -t2
+    t3 = np.sum(dweights_2 * weights_2 / sum_weights, axis=1, keepdims=True)
+    dsum_weights = -t3
     dweights = dweights_2 / sum_weights + dsum_weights
     # golden_programs.py:77  weights = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
-    t3 = dweights * weights
-    dmax_scores = -np.sum(t3, axis=1, keepdims=True)
-    t4 = scores == max_scores
-    t5 = np.where(t4, dmax_scores / np.sum(t4, axis=-1, keepdims=True), 0)
-    dscores = t3 + t5
+    t4 = dweights * weights
+    dmax_scores = -np.sum(t4, axis=1, keepdims=True)
+    t5 = scores == max_scores
+    t6 = np.where(t5, dmax_scores / np.sum(t5, axis=-1, keepdims=True), 0)
+    dscores = t4 + t6
     # golden_programs.py:76  scores = Q @ K.T / np.sqrt(Q.shape[-1])
-    t6 = dscores / 2.0
-    dQ = t6 @ K
-    dK = t6.T @ Q
+    t7 = dscores / t1
+    dQ = t7 @ K
+    dK = t7.T @ Q
     return out, dQ, dK, dV
