@@ -294,13 +294,13 @@ def _gradient(driver: Unroller, op: Input, grad, labels: dict):
         made = _as_input(driver, op, grad)
         if made is not grad and grad.op in labels:  # `dx = (...).astype(np.float32)`
             labels[made.op] = labels.pop(grad.op)
-        return driver.refs(made)
+        return driver.refs(made, driver.loc)
     if not np.isscalar(grad) and not np.ndim(grad) == 0:
-        return driver.refs(grad)
+        return driver.refs(grad, driver.loc)
     if op.scalar:
         return float(grad)
     value = float(grad)
     fn, args = (np.zeros, (op.shape,)) if value == 0 else (np.full, (op.shape, value))
     if op.dtype != np.float64:
         args += (op.dtype,)
-    return driver.record(fn, args, {}, fn(*args)).op  # recorded even for shape ()
+    return driver.record(fn, args, {}, fn(*args), driver.loc).op  # recorded even for shape ()

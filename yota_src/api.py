@@ -237,7 +237,7 @@ def trace(f: Callable, *args) -> tuple[Any, Tape]:
     fn, full_args, _ = _target(f, args)
     with _errors_at_user_lines():
         unroller, value, signature = _unroll(fn, full_args, rewind_draws=False)
-    output = unroller.refs(value)  # first: a static array returned becomes an op
+    output = unroller.refs(value, unroller.loc)  # first: a static array returned becomes an op
     tape = Tape(list(unroller.ops), output, signature)
     tape = eliminate_dead_code(tape)
     tape.dependencies = tuple(unroller.dependencies.values())
@@ -531,7 +531,7 @@ def _build(fn: Callable, args: tuple, wrt_args: frozenset) -> _Compiled:
     with _errors_at_user_lines():
         unroller, value, signature = _unroll(fn, args)
         _require_scalar(value, signature, unroller.returned_at)
-        output = unroller.refs(value)  # first: a static array returned becomes an op
+        output = unroller.refs(value, unroller.loc)  # first: a static array returned becomes an op
         recorded = Tape(list(unroller.ops), output, signature)
         if passes.VERIFY:
             recorded.verify(unroller.values)

@@ -3,7 +3,8 @@
 The interpreter (unroll.py) decides what the user's code means; each
 primitive it applies to traced values, each decision taken from the data,
 each argument leaf and each array read from outside comes here, as an op on
-the tape with its source location, and (while values are kept) its example
+the tape with the source location the interpreter passes with it (the
+recorder keeps no "current line"), and (while values are kept) its example
 value for the reverse pass's templates. It also knows which arrays look into
 which (`views`, set up by the interpreter, which can recompute them), and the
 expression each input was read by, for messages.
@@ -31,7 +32,6 @@ class Recorder:
         self.keep_values = keep_values  # False in the reverse pass: values travel with Traced
         self.lifted: dict[int, Traced] = {}  # arrays from outside, by id
         self.input_names: dict[Op, str] = {}  # each input's expression, for messages
-        self.loc: Location | None = None  # where the op being recorded comes from
         self.views = None  # views.Views: which arrays look into which, set by the interpreter
 
     def input(self, index: int, path: tuple, value, name: str = "an argument") -> Traced:
@@ -42,7 +42,8 @@ class Recorder:
         return Traced(op, value, self)
 
 
-    def lift(self, array, name: str | None, path: tuple | None = None) -> Traced:
+    def lift(self, array, name: str | None, loc: Location | None,
+             path: tuple | None = None) -> Traced:
         """An array from outside the arguments, read live by the generated code.
 
         Float arrays count as data (decisions on their contents are guarded,
@@ -53,7 +54,7 @@ class Recorder:
         if known is not None and known.value is array:
             known.op.origin = known.op.origin or path
             return known
-        const = Const(array, self.loc)
+        const = Const(array, loc)
         const.origin = path
         const.hint = name if name and name.isidentifier() else "array"
         const.depends = np.issubdtype(np.asarray(array).dtype, np.inexact)
@@ -64,29 +65,30 @@ class Recorder:
         return traced
 
 
-    def record(self, fn, args: tuple, kwargs: dict, value, note_views: bool = True) -> Traced:
+    def record(self, fn, args: tuple, kwargs: dict, value, loc: Location | None,
+               note_views: bool = True) -> Traced:
         if isinstance(value, np.matrix):
             raise NoDiffRuleError(
-                f"{primitives.display_name(fn)} gives an np.matrix", self.loc,
+                f"{primitives.display_name(fn)} gives an np.matrix", loc,
                 hint="np.matrix redefines `*` and `**` as matrix operations; use np.ndarray "
                      "(np.asarray) with `@` instead.")
         if not _carried(value):
             raise NotCarried(
                 f"{primitives.display_name(fn)} gives a {type(value).__name__} object, which "
                 "generated code does not carry as a value computed from the arguments",
-                self.loc, hint="Use the NumPy functions that give arrays (np.polyval for "
+                loc, hint="Use the NumPy functions that give arrays (np.polyval for "
                 "np.poly1d, loops over indices for np.nditer or np.ndenumerate).")
         if isinstance(value, np.ndarray) and value.dtype == object \
                 and any(t.op.depends for t in traced_in((args, kwargs))):
             raise NoDiffRuleError(
-                f"{primitives.display_name(fn)} gives an array of Python objects", self.loc,
+                f"{primitives.display_name(fn)} gives an array of Python objects", loc,
                 hint="Object arrays hold no numbers a gradient can pass through: keep "
                      "numbers in float arrays and text apart.")
         # a draw is data: a decision taken from it is guarded like one taken from x
         depends = any(t.op.depends for t in traced_in((args, kwargs))) \
             or primitives.is_random_draw(fn)
-        op = Call(fn, self.refs(args), self.refs(kwargs), *shape_and_dtype(value),
-                  self.loc, depends)
+        op = Call(fn, self.refs(args, loc), self.refs(kwargs, loc), *shape_and_dtype(value),
+                  loc, depends)
         self.ops.append(op)
         if self.keep_values:
             self.values[op] = value
@@ -103,11 +105,11 @@ class Recorder:
         """A decision taken from the data, checked again at run time."""
         self.ops.append(Guard(value, expected, convert, text, loc, within))
 
-    def refs(self, structure):
+    def refs(self, structure, loc: Location | None = None):
         """Traced values -> their ops; arrays -> Const ops (from outside: every
         array made here is traced); NumPy scalars stay static, as literals."""
         def ref(value):
-            return value.op if isinstance(value, Traced) else self.lift(value, None).op
+            return value.op if isinstance(value, Traced) else self.lift(value, None, loc).op
         return nested.map_leaves(structure, ref, lambda value: isinstance(value, Traced) or (
             is_array(value) and not isinstance(value, np.generic)))
 

@@ -327,6 +327,9 @@ class Unroller(Recorder):
         pass's driver), not user code: it keeps no values (they travel with
         the Traced values), and a template's helpers are not specialisation."""
         super().__init__(keep_values=not templates)
+        # where the interpreter is: the statement (or native call) whose ops are
+        # being recorded, handed to the recorder with each of them
+        self.loc: Location | None = None
         self.dependencies: dict = {}  # what the trace read from outside the arguments
         self.watched: dict[int, object] = {}  # objects from outside, by id: attribute reads count
         self.held: dict[int, object] = {}  # objects the arguments hold, by id: never written
@@ -451,7 +454,7 @@ class Unroller(Recorder):
         arrays and random generators become live constants on the tape. `path`
         is how an import reaches the value (see `child_path`), where one does."""
         if is_array(value) or isinstance(value, primitives.GENERATORS):
-            return self.lift(value, name, path)
+            return self.lift(value, name, self.loc, path)
         if not isinstance(value, (bool, int, float, complex, str, bytes, np.generic,
                                   type(None))):
             self.outside[id(value)] = value  # never changed by the trace (`next(counter)`)
@@ -480,7 +483,7 @@ class Unroller(Recorder):
         """The same primitive on the current values of its arguments: a view
         made again after the array it looks into was written."""
         value = self.run_primitive(fn, values_of(args), values_of(kwargs))
-        return self.record(fn, args, kwargs, value, note_views=False)
+        return self.record(fn, args, kwargs, value, self.loc, note_views=False)
 
     def mutate(self, target: Traced, new: Traced, node, frame, written=None) -> None:
         """Apply an in-place change: every alias of `target` now holds `new`.
@@ -573,7 +576,7 @@ class Unroller(Recorder):
                     or (self.user_code and isinstance(value, np.floating)
                         and _numpy_function(fn)):
                 # how it is made: np.zeros(3), and np.sqrt(4) rather than a bare 2.0
-                return self.record(fn, args, kwargs, value)
+                return self.record(fn, args, kwargs, value, self.loc)
             return value
         try:
             value = self.run_primitive(fn, values_of(args), values_of(kwargs))
@@ -582,7 +585,7 @@ class Unroller(Recorder):
         except Exception as error:
             _add_note(error, self.loc)
             raise
-        result = self.record(fn, args, kwargs, value)
+        result = self.record(fn, args, kwargs, value, self.loc)
         guard_shapes = result.op.depends and _shape_may_follow_data(fn, args, kwargs)
         text = f"{primitives.display_name(fn)}(...)"
         if isinstance(value, (tuple, list)) and fn is not operator.getitem:
@@ -658,7 +661,7 @@ class Unroller(Recorder):
             kwargs = {**kwargs, "file": self.stream(kwargs["file"], node, frame)}
         self.require_printable(fn, (args, kwargs), node, frame)
         depends = any(t.op.depends for t in traced_in((args, kwargs)))
-        self.ops.append(Call(fn, self.refs(args), self.refs(kwargs), None, None,
+        self.ops.append(Call(fn, self.refs(args, self.loc), self.refs(kwargs, self.loc), None, None,
                              self.location_of(node, frame), depends))
 
     def stream(self, file, node, frame) -> primitives.StandardStream:
@@ -985,7 +988,7 @@ class Unroller(Recorder):
                 if name not in passed:  # a default: from outside the call
                     bound.arguments[name] = value = self.outside_value(value, name)
                 elif is_array(value):  # an array of a static structure
-                    bound.arguments[name] = value = self.lift(value, name)
+                    bound.arguments[name] = value = self.lift(value, name, self.loc)
                 self.name(value, name)
         local = Frame(source, dict(bound.arguments), parent, closure, globals_)
         if _yields(source.node):  # a generator function: its body runs as it is consumed
@@ -1111,7 +1114,7 @@ class Unroller(Recorder):
             return self.traced_attribute(obj, name, node, frame)
         frozen = distributions.mirror(obj)  # a global prior = norm(0, 1): prior.logpdf(x)
         if frozen is not None and callable(getattr(obj, name, None)):
-            frozen.parameters = {key: self.lift(value, key) if is_array(value) else value
+            frozen.parameters = {key: self.lift(value, key, self.loc) if is_array(value) else value
                                  for key, value in frozen.parameters.items()}
             return getattr(frozen, name)  # its arrays read live, named after their parameter
         if isinstance(obj, super) and self.user_code:  # super().forward: a class's attribute
