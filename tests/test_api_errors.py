@@ -82,6 +82,7 @@ def test_the_jax_habit_says_how_to_call_grad():
     (True, TypeError, "argument indices"),
     ([0.5], TypeError, "argument indices"),
     (1.0, TypeError, "argument index or name, or a sequence"),
+    ([], ValueError, "chooses no argument"),
 ])
 def test_a_bad_wrt_is_refused(wrt, error, says):
     with pytest.raises(error, match=says):

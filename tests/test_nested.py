@@ -37,3 +37,21 @@ def stacked_ordered_dict(x):
 def test_a_namedtuple_of_computed_arrays_reaches_numpy():
     ys.check_grad(concatenated_pair, np.arange(3.0), np.ones(2))
     ys.check_grad(stacked_ordered_dict, np.arange(3.0))
+
+
+Shape = namedtuple("Shape", "r c")
+
+
+def reshaped_by_a_namedtuple(x):
+    return np.sum(np.reshape(x, Shape(2, 6)) ** 2)
+
+
+def namedtuple_made_inside(x):
+    Q = namedtuple("Q", "u v")
+    q = Q(x, x * 2)
+    return np.sum(q.u * q.v)
+
+
+def test_namedtuples_as_static_arguments_and_made_inside():
+    ys.check_grad(reshaped_by_a_namedtuple, np.arange(12.0))
+    ys.check_grad(namedtuple_made_inside, np.arange(3.0))

@@ -54,3 +54,49 @@ def test_a_constant_gradient_is_one_filled_array():
 
     source = ys.simplegrad(f, np.zeros(4)).source
     assert "db = np.full((4,), 2.5)" in source
+
+
+def half_precision_fill(x):
+    return np.sum(np.full(3, 0.1, np.float16) * x) + np.sum(np.full(3, 16777217.0, np.float32) * x)
+
+
+def divided_by_zeros(x):
+    return np.sum(x / np.zeros(3))
+
+
+def zero_dimensional_constants(x):
+    return np.sum(np.broadcast_to(np.ones(()), x.shape) * x * np.array(2.0))
+
+
+def zeros_times_an_element(x):
+    return np.sum(x ** 2) + np.sum(np.zeros(2) * x[0])
+
+
+def test_a_fill_is_the_value_the_array_holds():
+    ys.check_grad(half_precision_fill, np.ones(3))  # 0.1 in float16 is 0.0999756
+
+
+def test_folding_never_divides_by_zero_itself():
+    with np.errstate(divide="ignore"):
+        _, dx = ys.simplegrad(divided_by_zeros, np.ones(3))(np.ones(3))
+    assert np.all(np.isinf(dx))
+
+
+def test_zero_dimensional_constants_are_made_in_the_code():
+    source = ys.simplegrad(zero_dimensional_constants, np.ones((3, 4))).source
+    assert "array =" not in source
+    ys.check_grad(zero_dimensional_constants, normal((3, 4)))
+
+
+def test_adding_zeros_leaves_no_trace():
+    source = ys.simplegrad(zeros_times_an_element, np.ones(3)).source
+    assert source.split("# backward")[1].split("\n", 2)[2].startswith("    dx = 2.0 * x\n")
+    ys.check_grad(zeros_times_an_element, np.arange(3.0))
+
+
+def test_float32_sum_gives_a_float32_gradient():
+    def total(w):
+        return np.sum(w)
+
+    value, g = ys.grad(total, np.ones((2, 2), np.float32))
+    assert g[0].dtype == np.float32

@@ -412,12 +412,16 @@ def _wrt_indices(wrt, n_args: int, n_bound: int, fn: Callable | None = None,
                              f"function was given {n_args} argument(s), indices 0 to "
                              f"{n_args - 1}")
         indices.append(int(item))
+    if not indices:
+        raise ValueError(f"wrt={wrt!r} chooses no argument: name at least one to differentiate")
     for index in indices if args is not None else ():
-        if not any(kind_of(leaf) == DIFF for _, leaf in flatten(args[index + n_bound])):
+        value = args[index + n_bound]
+        if not any(kind_of(leaf) == DIFF for _, leaf in flatten(value)):
             shown = names[index] if index < len(names) else f"argument {index}"
+            what = f"an {value.dtype} array" if isinstance(value, np.ndarray) \
+                else type(value).__name__
             raise TypeError(f"wrt={wrt!r} chooses {shown}, which holds no floats to "
-                            f"differentiate (it is {type(args[index + n_bound]).__name__}); "
-                            "choose float arguments")
+                            f"differentiate (it is {what}); choose float arguments")
     return frozenset(index + n_bound for index in indices)
 
 

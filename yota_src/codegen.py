@@ -48,7 +48,7 @@ from .structs import (
     path_expression,
     path_name,
 )
-from .tape import Call, Const, Guard, Input, Op, Tape, iter_refs, readers
+from .tape import Call, Const, Guard, Input, Op, Tape, readers
 
 _BINARY = operators.to_node(ast, "binary")
 _COMPARE = {**operators.to_node(ast, "compare"), operator.is_: ast.Is}
@@ -868,8 +868,7 @@ class _Writer:
             return ast.Constant(int(value))
         if isinstance(value, (float, np.floating)):
             return self._float(value)
-        if isinstance(value, tuple) and (not hasattr(value, "_fields") or any(iter_refs(value))):
-            # a namedtuple of computed values, handed to a NumPy function: its items
+        if isinstance(value, tuple):  # a namedtuple handed to a NumPy function: its items
             return ast.Tuple([self.literal(item) for item in value])
         if isinstance(value, list):
             return ast.List([self.literal(item) for item in value])

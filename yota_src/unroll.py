@@ -278,6 +278,8 @@ def _module_of(value) -> str:
 
 def _own_api(fn) -> bool:
     """ys.grad, ys.simplegrad, a GradFunction, ... (not a template helper)."""
+    if isinstance(fn, type) and issubclass(fn, tuple) and hasattr(fn, "_fields"):
+        return False  # a namedtuple class made while unrolling takes our module's name
     module = _module_of(fn) if isinstance(fn, (types.FunctionType, type)) \
         else _module_of(type(fn))
     return (module or "").startswith("yota_src.") \
@@ -572,7 +574,7 @@ class Unroller(Recorder):
             self.random_states.setdefault(id(draws), (draws, _random_state(draws)))
         elif not has_traced((args, kwargs)):
             value = self.run_primitive(fn, args, kwargs)
-            if (is_array(value) and value.ndim > 0) or isinstance(value, primitives.GENERATORS) \
+            if isinstance(value, np.ndarray) or isinstance(value, primitives.GENERATORS) \
                     or (self.user_code and isinstance(value, np.floating)
                         and _numpy_function(fn)):
                 # how it is made: np.zeros(3), and np.sqrt(4) rather than a bare 2.0

@@ -63,13 +63,17 @@ def _folded(op: Call, fills: dict):
             and set(op.kwargs) <= {"axis", "keepdims"}:
         source = op.args[0]
         count = math.prod(source.shape) // max(math.prod(op.shape), 1)
-        return _fill(fills[source] * (count if op.fn is np.sum else 1), op)
+        value = op.dtype.type(fills[source]) * op.dtype.type(count if op.fn is np.sum else 1)
+        return _fill(float(value), op)
     if op.fn in _MATMUL + (np.outer,) and len(op.args) == 2 and not op.kwargs:
         if any(_in(a, fills) and fills[a] == 0 for a in op.args):
             return _fill(0.0, op)  # a product with zeros
         return (_outer if op.fn is np.outer else _matmul)(op, fills)
     if op.fn in primitives.INDEX_STORES and len(op.args) == 3 and _in(op.args[2], fills):
         buffer, index, values = op.args  # `dx[i] += 0.5` broadcasts as the filled array did
+        if op.fn is primitives.index_add and fills[values] == 0 and isinstance(buffer, Op) \
+                and (buffer.shape, buffer.dtype) == (op.shape, op.dtype):
+            return buffer  # adding zeros
         return Call(op.fn, (buffer, index, _python(fills[values])), {}, op.shape, op.dtype,
                     op.loc, op.depends)
     if op.fn not in _ELEMENTWISE or op.kwargs:
@@ -78,7 +82,9 @@ def _folded(op: Call, fills: dict):
     if not any(_in(op.args[i], fills) for i in positions if i < len(op.args)):
         return None
     if all(constant(a) is not None for a in op.args):  # everything known: a new fill
-        return _fill(float(op.fn(*(constant(a) for a in op.args))), op)
+        with np.errstate(all="ignore"):
+            value = float(op.fn(*(op.dtype.type(constant(a)) for a in op.args)))
+        return _fill(value, op) if np.isfinite(value) else None
     args = tuple(_python(fills[a]) if _in(a, fills) else a
                  for a in op.args)
     return _elementwise(op, args)
@@ -190,11 +196,11 @@ def _source_fill(op: Call) -> float | None:
         return 1.0
     if op.fn is np.zeros and len(args) <= 2:
         return 0.0
-    if op.fn is np.full and len(args) in (2, 3) and _scalar(args[1]) is not None:
-        return float(args[1])
-    if op.fn is np.broadcast_to and len(args) == 2 and _scalar(args[0]) is not None:
-        return float(args[0])
-    return None
+    fill = args[1] if op.fn is np.full and len(args) in (2, 3) else \
+        args[0] if op.fn is np.broadcast_to and len(args) == 2 else None
+    if _scalar(fill) is None:
+        return None
+    return float(op.dtype.type(fill))  # as the array holds it: np.full(3, 0.1, np.float16)
 
 
 def _floating(op: Op) -> bool:

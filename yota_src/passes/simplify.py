@@ -48,7 +48,10 @@ def _respelled(op: Op) -> Op | None:
         return None
     if op.fn is np.broadcast_to and not isinstance(op.args[0], Op) and op.shape:
         fill = op.args[0]
+        fill = fill.item() if isinstance(fill, np.generic) else fill
         fn, args = (np.ones, (op.shape,)) if fill == 1 else (np.full, (op.shape, fill))
+        if op.dtype != np.float64:  # np.float32(1) broadcast is a float32 array
+            args += (op.dtype,)
         return Call(fn, args, {}, op.shape, op.dtype, op.loc, op.depends)
     signed = _signs_folded(op)
     if signed is not None:
@@ -140,9 +143,17 @@ def _identity_operand(op: Op) -> Op | None:
         if op.fn is involution and isinstance(args[0], Call) and args[0].fn is involution:
             inner = args[0].args[0]
             return inner if isinstance(inner, Op) else None
+    if op.fn is primitives.index_add and len(args) == 3 and _is_constant(args[2], 0) \
+            and isinstance(args[0], Op):
+        return args[0]  # `dx[0] += 0.0`
     if len(args) != 2:
         return None
     left, right = args
+    if op.fn is operator.add:  # `np.zeros(s) + g`: a buffer nothing was added into
+        for zeros, other in ((left, right), (right, left)):
+            if isinstance(zeros, Call) and zeros.fn is np.zeros and isinstance(other, Op) \
+                    and zeros.shape == op.shape:
+                return other
     if _is_constant(right, _RIGHT_IDENTITY.get(op.fn)) and isinstance(left, Op):
         return left
     if _is_constant(left, _LEFT_IDENTITY.get(op.fn)) and isinstance(right, Op):
