@@ -185,3 +185,14 @@ def test_a_numpy_scalar_computed_statically_says_how_it_is_made():
     assert "np.sqrt(4)" in source and "np.float32(0.5)" in source
     assert "array =" not in source
     ys.check_grad(scaled_by_a_static_root, np.arange(1.0, 5.0))
+
+
+def user_named_x0(x):
+    x0 = x[1] * 2
+    return np.sum(x0 * x[0] * x[0])
+
+
+def test_a_made_up_name_never_shadows_a_users_name():
+    source = ys.simplegrad(user_named_x0, np.arange(3.0)).source
+    assert "x0_2" not in source and "x0 = x[1] * 2" in source
+    ys.check_grad(user_named_x0, np.arange(3.0))

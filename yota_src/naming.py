@@ -37,6 +37,10 @@ class Naming:
         self.backward = set(tape.ops[tape.n_forward:])
         self.in_place = _in_place_buffers(tape, users)
         self.output_names = _output_names(tape, kind, params)
+        # the user's own names: a made-up name equal to one would read as its reassignment
+        self.user_names = set(params) | {label for label in tape.labels.values()
+                                         if isinstance(label, str)} \
+            | {op.hint for op in tape.ops if op.hint is not None}
 
     def base(self, op: Op, names: dict[Op, str]) -> str | None:
         """The user's, the output's or the gradient's name for `op`, if it has
@@ -54,7 +58,12 @@ class Naming:
             op = self.in_place[op]
 
     def described(self, op: Op, names: dict[Op, str]) -> str | None:
-        """A short name from what computes a primal value: `exp_s`, `x0`."""
+        """A short name from what computes a primal value (`exp_s`, `x0`), or
+        None where the user has a value of that name."""
+        name = self._described(op, names)
+        return None if name in self.user_names else name
+
+    def _described(self, op: Op, names: dict[Op, str]) -> str | None:
         if not isinstance(op, Call) or op in self.backward or not op.args \
                 or not isinstance(op.args[0], Op):
             return None
