@@ -23,6 +23,10 @@ class Location:
     # the blocks the primal computes under there (np.errstate, warnings filters,
     # try): contexts.py; the generated code computes under them too
     context: tuple = ()
+    # the loops running there, outermost first: (entry, iteration) per loop,
+    # `entry` numbering each time a loop statement starts (an inner loop run
+    # again in each outer iteration is a new entry); see iterations.py
+    loops: tuple = ()
 
     @property
     def short(self) -> str:

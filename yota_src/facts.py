@@ -29,7 +29,9 @@ def facts(guards: list[Guard]) -> dict[Guard, Fact]:
     """Each guard's fact, guards of one decision sharing theirs."""
     groups: dict[tuple, list[Guard]] = {}
     for guard in guards:
-        key = (guard.loc.short if guard.loc else None, guard.text, guard.convert, guard.within)
+        loops = tuple(entry for entry, _ in guard.loc.loops) if guard.loc else ()
+        key = (guard.loc.short if guard.loc else None, guard.text, guard.convert, guard.within,
+               loops)  # one run of each loop: an inner loop started again is another
         groups.setdefault(key, []).append(guard)
     stated = {}
     for group in groups.values():
@@ -47,7 +49,10 @@ def _fact(group: list[Guard]) -> Fact:
     outcomes = [guard.expected for guard in group]
     runs = _runs([first.shown(outcome) for outcome in outcomes])
     if _is_while(first) and all(outcomes[:-1]) and outcomes[-1] is False:
-        trips = len(group) - 1
+        last = group[-1].loc.loops
+        # the iteration whose test failed: tests on values known before the loop
+        # (`err = 1.0`) were never guarded, so the guards alone undercount
+        trips = last[-1][1] if last else len(group) - 1
         text = (f"the loop at {first.loc.short} ran {trips} time{'s' * (trips != 1)} "
                 f"({first.expression()} was {runs})")
         return Fact(text, True, True, line)

@@ -15,6 +15,7 @@ import builtins
 import contextlib
 import functools
 import inspect
+import itertools
 import math
 import operator
 import random
@@ -330,8 +331,11 @@ class Unroller(Recorder):
         the Traced values), and a template's helpers are not specialisation."""
         super().__init__(keep_values=not templates)
         # where the interpreter is: the statement (or native call) whose ops are
-        # being recorded, handed to the recorder with each of them
+        # being recorded, handed to the recorder with each of them, and the
+        # loops it is in ((entry, iteration) each, in Location.loops)
         self.loc: Location | None = None
+        self.loops: tuple = ()
+        self.loop_entries = itertools.count()
         self.dependencies: dict = {}  # what the trace read from outside the arguments
         self.watched: dict[int, object] = {}  # objects from outside, by id: attribute reads count
         self.held: dict[int, object] = {}  # objects the arguments hold, by id: never written
@@ -1025,9 +1029,11 @@ class Unroller(Recorder):
     def swap_position(self, state):
         """Where the interpreter is (line, call depth, running generator): given
         back, and replaced by `state` unless it is None (generators.py)."""
-        position = (self.loc, self.native, self.depth, self.user_code, self.generator)
+        position = (self.loc, self.native, self.depth, self.user_code, self.generator,
+                    self.loops)
         if state is not None:
-            self.loc, self.native, self.depth, self.user_code, self.generator = state
+            (self.loc, self.native, self.depth, self.user_code, self.generator,
+             self.loops) = state
         return position
 
     def close_generators(self) -> None:
@@ -1504,19 +1510,25 @@ class Unroller(Recorder):
 
     def exec_For(self, stmt, frame):
         items = self.items(self.eval(stmt.iter, frame), stmt.iter, frame)
-        while True:
-            self.at(stmt, frame)  # the next item (`xs[t]`, unpacking) is the `for` line's
-            try:
-                item = next(items)
-            except StopIteration:
-                break
-            self.bind(stmt.target, item, frame)
-            try:
-                self.exec_block(stmt.body, frame)
-            except _Break:
-                return
-            except _Continue:
-                continue
+        outer, entry = self.loops, next(self.loop_entries)
+        try:
+            for iteration in itertools.count():
+                self.loops = outer + ((entry, iteration),)
+                self.at(stmt, frame)  # the next item (`xs[t]`, unpacking) is the `for` line's
+                try:
+                    item = next(items)
+                except StopIteration:
+                    break
+                self.bind(stmt.target, item, frame)
+                try:
+                    self.exec_block(stmt.body, frame)
+                except _Break:
+                    return
+                except _Continue:
+                    continue
+        finally:
+            self.loops = outer
+        self.at(stmt, frame)
         self.exec_block(stmt.orelse, frame)
 
     def at(self, stmt, frame) -> None:
@@ -1527,18 +1539,25 @@ class Unroller(Recorder):
             self.loc = self.in_context(frame.source.location(stmt))
 
     def exec_While(self, stmt, frame):
-        count = 0
-        while self.at(stmt, frame) or self.truth(self.eval(stmt.test, frame), stmt.test, frame):
-            count += 1
-            if count > MAX_LOOP:
-                raise UnsupportedSyntaxError(f"the loop ran more than {MAX_LOOP} times",
-                                             self.location_of(stmt, frame))
-            try:
-                self.exec_block(stmt.body, frame)
-            except _Break:
-                return
-            except _Continue:
-                continue
+        outer, entry = self.loops, next(self.loop_entries)
+        try:
+            for count in itertools.count():
+                self.loops = outer + ((entry, count),)  # the test that starts iteration `count`
+                self.at(stmt, frame)
+                if not self.truth(self.eval(stmt.test, frame), stmt.test, frame):
+                    break
+                if count >= MAX_LOOP:
+                    raise UnsupportedSyntaxError(f"the loop ran more than {MAX_LOOP} times",
+                                                 self.location_of(stmt, frame))
+                try:
+                    self.exec_block(stmt.body, frame)
+                except _Break:
+                    return
+                except _Continue:
+                    continue
+        finally:
+            self.loops = outer
+        self.at(stmt, frame)
         self.exec_block(stmt.orelse, frame)
 
     def exec_Break(self, stmt, frame):
@@ -1595,7 +1614,10 @@ class Unroller(Recorder):
                 manager.__exit__(None, None, None)
 
     def in_context(self, loc: Location) -> Location:
-        return replace(loc, context=self.context) if self.context else loc
+        """`loc` with the blocks and loops the interpreter is in there."""
+        if not (self.context or self.loops):
+            return loc
+        return replace(loc, context=self.context, loops=self.loops)
 
     def set_warning_filter(self, function, args: tuple, kwargs: dict, node, frame) -> None:
         """warnings.simplefilter(...) in the function: run, and kept in the
