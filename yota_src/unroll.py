@@ -1510,55 +1510,63 @@ class Unroller(Recorder):
 
     def exec_For(self, stmt, frame):
         items = self.items(self.eval(stmt.iter, frame), stmt.iter, frame)
-        outer, entry = self.loops, next(self.loop_entries)
-        try:
+        with self.loop(stmt, frame) as start:
             for iteration in itertools.count():
-                self.loops = outer + ((entry, iteration),)
-                self.at(stmt, frame)  # the next item (`xs[t]`, unpacking) is the `for` line's
+                start(iteration)  # the next item (`xs[t]`, unpacking) is the `for` line's
                 try:
                     item = next(items)
                 except StopIteration:
                     break
                 self.bind(stmt.target, item, frame)
-                try:
-                    self.exec_block(stmt.body, frame)
-                except _Break:
+                if self.iteration(stmt.body, frame):
                     return
-                except _Continue:
-                    continue
-        finally:
-            self.loops = outer
         self.at(stmt, frame)
         self.exec_block(stmt.orelse, frame)
 
-    def at(self, stmt, frame) -> None:
-        """Make `stmt` the current line of the user's code: each statement as
-        it runs, and a loop's header again before each test or next item
-        (else those ops would carry the last line of the body)."""
-        if self.user_code:
-            self.loc = self.in_context(frame.source.location(stmt))
-
     def exec_While(self, stmt, frame):
-        outer, entry = self.loops, next(self.loop_entries)
-        try:
+        with self.loop(stmt, frame) as start:
             for count in itertools.count():
-                self.loops = outer + ((entry, count),)  # the test that starts iteration `count`
-                self.at(stmt, frame)
+                start(count)  # the test that starts iteration `count`
                 if not self.truth(self.eval(stmt.test, frame), stmt.test, frame):
                     break
                 if count >= MAX_LOOP:
                     raise UnsupportedSyntaxError(f"the loop ran more than {MAX_LOOP} times",
                                                  self.location_of(stmt, frame))
-                try:
-                    self.exec_block(stmt.body, frame)
-                except _Break:
+                if self.iteration(stmt.body, frame):
                     return
-                except _Continue:
-                    continue
-        finally:
-            self.loops = outer
         self.at(stmt, frame)
         self.exec_block(stmt.orelse, frame)
+
+    @contextlib.contextmanager
+    def loop(self, stmt, frame):
+        """A loop statement runs: `start(i)` begins iteration i, whose ops
+        record (entry, i) in their location's loops, at the loop's header
+        (its test or next item: else those ops would carry the body's last line)."""
+        outer, entry = self.loops, next(self.loop_entries)
+
+        def start(iteration: int) -> None:
+            self.loops = outer + ((entry, iteration),)
+            self.at(stmt, frame)
+        try:
+            yield start
+        finally:
+            self.loops = outer
+
+    def iteration(self, body, frame) -> bool:
+        """Run a loop body once; True where it breaks out of the loop."""
+        try:
+            self.exec_block(body, frame)
+        except _Break:
+            return True
+        except _Continue:
+            pass
+        return False
+
+    def at(self, stmt, frame) -> None:
+        """Make `stmt` the current line of the user's code: each statement as
+        it runs, and a loop's header again before each test or next item."""
+        if self.user_code:
+            self.loc = self.in_context(frame.source.location(stmt))
 
     def exec_Break(self, stmt, frame):
         raise _Break
