@@ -110,10 +110,10 @@ def _sweep(driver: Unroller, tape: Tape, known: _Known, wrt: set[Op]) -> tuple[d
     labels: dict[Op, Op] = {}
     output = tape.output
     if isinstance(output, Op) and output in active:  # a scalar, or size-1 array
-        shape, dtype = output.shape, output.dtype
-        args = (shape,) if dtype == np.float64 else (shape, dtype)  # float32 stays float32
+        shape, dtype = output.shape, output.dtype  # float32 stays float32
         one = 1.0 if dtype == np.float64 else dtype.type(1.0)
-        grads[output] = one if shape == () else driver.primitive(np.ones, args, {})
+        grads[output] = one if shape == () else driver.primitive(
+            *primitives.filled(shape, 1.0, dtype), {})
     forward = set(tape.ops)
     for op in reversed(tape.ops):
         if op in grads:
@@ -299,8 +299,5 @@ def _gradient(driver: Unroller, op: Input, grad, labels: dict):
         return driver.refs(grad, driver.loc)
     if op.scalar:
         return float(grad)
-    value = float(grad)
-    fn, args = (np.zeros, (op.shape,)) if value == 0 else (np.full, (op.shape, value))
-    if op.dtype != np.float64:
-        args += (op.dtype,)
+    fn, args = primitives.filled(op.shape, float(grad), op.dtype)
     return driver.record(fn, args, {}, fn(*args), driver.loc).op  # recorded even for shape ()

@@ -15,6 +15,7 @@ import builtins
 import enum
 import functools
 import hashlib
+import itertools
 import keyword
 import logging
 import math
@@ -162,8 +163,11 @@ class _Writer:
         self.facts = facts([op for op in tape.ops if isinstance(op, Guard)])
         self.fact_names: dict[Fact, str] = {}  # facts decided more than once: module constants
         self.fact_lines: list[str] = []
-        self.other_path = next(name for name in ("_other_path", "_other_path_2", "_yota_other_path")
-                               if name not in self.taken)
+        self.other_path = "_other_path"  # the helper guards raise through (fresh drops "_")
+        for suffix in itertools.count(2):
+            if self.other_path not in self.taken:
+                break
+            self.other_path = f"_other_path_{suffix}"
         self.taken.add(self.other_path)
 
     # -- the module ---------------------------------------------------------
@@ -610,9 +614,9 @@ class _Writer:
             if fact not in self.fact_names:
                 name = self.fresh(f"{'LOOP' if fact.loop else 'DECISION'}_{fact.line}")
                 self.fact_names[fact] = name
-                self.fact_lines += _wrapped(f"{name} = (", (fact.text,), 0) \
-                    if len(name) + len(fact.text) + 5 > LINE_LIMIT else \
-                    [f"{name} = {_quoted(fact.text)}"]
+                one = f"{name} = {_quoted(fact.text)}"
+                self.fact_lines += [one] if len(one) <= LINE_LIMIT else \
+                    _wrapped(f"{name} = (", (fact.text,), 0)
             call = [f"{self.other_path}({self.fact_names[fact]})"]
         else:
             call = _wrapped(f"{self.other_path}(", (fact.text,), 8)
@@ -1069,9 +1073,10 @@ def _fitted(line: str) -> list[str]:
         return [line]
     if isinstance(statement, (ast.Assign, ast.AugAssign, ast.Return)) \
             and statement.value is not None:
-        head = text[: len(text) - len(ast.unparse(statement.value))]
-        if not text.endswith(ast.unparse(statement.value)):
+        value = ast.unparse(statement.value)
+        if not text.endswith(value):
             return [line]
+        head = text[: len(text) - len(value)]
         lines = _broken(statement.value, indent, head)
         return lines or [line]
     return [line]

@@ -35,12 +35,11 @@ class Run:
         return self.last - self.first + 1
 
 
-def iterations(tape: Tape, forward_only: bool = True) -> dict[int, dict[int, list[Op]]]:
-    """For each loop entry, its iterations' ops in tape order, by iteration
-    (ops of loops nested inside belong to the iteration of the outer loop too)."""
-    ops = tape.ops[: tape.n_forward] if forward_only else tape.ops
+def iterations(tape: Tape) -> dict[int, dict[int, list[Op]]]:
+    """For each loop entry, the primal's ops of its iterations in tape order,
+    by iteration (ops of loops nested inside belong to the outer iteration too)."""
     loops: dict[int, dict[int, list[Op]]] = {}
-    for op in ops:
+    for op in tape.ops[: tape.n_forward]:
         for entry, iteration in (op.loc.loops if op.loc is not None else ()):
             loops.setdefault(entry, {}).setdefault(iteration, []).append(op)
     return loops

@@ -79,6 +79,20 @@ def returns_new_array(fn) -> bool:
         fn in operators.SYMBOLS or fn in (np.ones, np.full, np.empty, np.copy, np.array))
 
 
+def filled(shape: tuple, value, dtype) -> tuple:
+    """(function, arguments) that make an array of `shape` and `dtype` holding
+    `value` everywhere, as a person writes it: `np.ones(shape)`,
+    `np.zeros(shape)`, `np.full(shape, value)`, the dtype named unless float64."""
+    value = value.item() if isinstance(value, np.generic) else value
+    if value == 1:
+        fn, args = np.ones, (shape,)
+    elif value == 0 and not math.copysign(1, value) < 0:  # -0.0 stays np.full's
+        fn, args = np.zeros, (shape,)
+    else:
+        fn, args = np.full, (shape, value)
+    return fn, args if np.dtype(dtype) == np.float64 else args + (dtype,)
+
+
 GENERATORS = (np.random.Generator, np.random.RandomState)
 
 

@@ -230,10 +230,6 @@ class Tape:
         """The user's name for `op`, or the op it is the gradient of, or None."""
         return self.labels.get(op, op.hint)
 
-    def gradient_of(self, op: Op) -> Op | None:
-        label = self.labels.get(op)
-        return label if isinstance(label, Op) else None
-
     @property
     def inputs(self) -> list[Input]:
         return [op for op in self.ops if isinstance(op, Input)]
@@ -274,7 +270,7 @@ class Tape:
     def verify(self, values=None) -> Tape:
         """Check the tape is a well-formed program; raise TapeError naming the
         first fault. Each op appears once, after every op it reads; inputs
-        and consts are in the primal section; the output, labels and origins
+        are in the primal section; the output, labels and origins
         refer to ops of the tape; a gradient label sits on a reverse-pass op
         and names a primal op. With `values` (example values by op, as the
         unroller recorded them), each op's shape and dtype must be its

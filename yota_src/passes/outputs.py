@@ -21,14 +21,14 @@ _NEW_RESULTS = (np.sum, np.mean, np.prod, np.std, np.var, np.where, np.dot, np.o
                 np.matmul, np.tensordot, np.kron, np.concatenate, np.stack, np.cumsum,
                 np.cumprod, np.clip, np.sort, np.zeros_like, np.ones_like, np.full_like,
                 np.linalg.solve, np.linalg.inv, np.max, np.min, np.amax, np.amin, np.diff,
-                np.repeat, np.tile, np.pad, np.roll, primitives.astype)
+                np.repeat, np.tile, np.pad, np.roll)
 
 
 def _may_share(op: Op, outside: set) -> bool:
     """Whether `op` may be (a view into) an argument, an array from outside, a
     primal value or one of `outside`: views are followed to what they look
     into; a view into a new array of the reverse pass's own is its alone."""
-    while isinstance(op, Call) and not _fresh(op.fn):
+    while isinstance(op, Call) and not _fresh(op):
         operand = op.args[0] if op.args else None
         if not isinstance(operand, Op) or op.fn is np.broadcast_to:
             return True  # a read-only broadcast, or a view of what we cannot follow
@@ -36,8 +36,11 @@ def _may_share(op: Op, outside: set) -> bool:
     return isinstance(op, (Input, Const)) or op in outside
 
 
-def _fresh(fn) -> bool:
-    return primitives.returns_new_array(fn) or fn in _NEW_RESULTS or fn in primitives.INDEX_STORES
+def _fresh(op: Call) -> bool:
+    if op.fn is primitives.astype:  # a copy unless asked not to be one (`copy=False`)
+        copy = op.kwargs.get("copy", op.args[5] if len(op.args) > 5 else True)
+        return copy is not False
+    return primitives.returns_new_array(op.fn) or op.fn in _NEW_RESULTS
 
 
 def own_outputs(tape: Tape) -> Tape:

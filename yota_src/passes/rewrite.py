@@ -37,7 +37,6 @@ def rewrite(tape: Tape, visit: Callable[[Op, bool, Op], Op]) -> Tape:
             if forward:
                 forward_ops.update(before)
         if kept is not original:
-            kept = look(kept) if kept in placed and kept is not op else kept
             replaced[original] = kept
             if kept not in recorded:  # a new op computing what `original` did
                 origins[kept] = tape.origins.get(original, original)

@@ -176,14 +176,7 @@ def _fill(value: float, op: Call):
     """A constant-filled op of `op`'s shape and dtype; a scalar is a literal."""
     if op.shape == ():
         return Const(float(value) if op.dtype == np.float64 else op.dtype.type(value), op.loc)
-    if value == 1:
-        fn, args = np.ones, (op.shape,)
-    elif value == 0:
-        fn, args = np.zeros, (op.shape,)
-    else:
-        fn, args = np.full, (op.shape, _python(value))
-    if op.dtype != np.float64:
-        args += (op.dtype,)
+    fn, args = primitives.filled(op.shape, value, op.dtype)
     return Call(fn, args, {}, op.shape, op.dtype, op.loc, op.depends)
 
 

@@ -47,11 +47,7 @@ def _respelled(op: Op) -> Op | None:
     if not isinstance(op, Call) or op.kwargs or not op.args:
         return None
     if op.fn is np.broadcast_to and not isinstance(op.args[0], Op) and op.shape:
-        fill = op.args[0]
-        fill = fill.item() if isinstance(fill, np.generic) else fill
-        fn, args = (np.ones, (op.shape,)) if fill == 1 else (np.full, (op.shape, fill))
-        if op.dtype != np.float64:  # np.float32(1) broadcast is a float32 array
-            args += (op.dtype,)
+        fn, args = primitives.filled(op.shape, op.args[0], op.dtype)
         return Call(fn, args, {}, op.shape, op.dtype, op.loc, op.depends)
     signed = _signs_folded(op)
     if signed is not None:
