@@ -123,15 +123,7 @@ def _matmul(op: Call, fills: dict):
         return None
     if other.dtype != op.dtype:
         return None
-    summed = _sum(other, axis, keep, op)
-    ops = [summed]
-    if value != 1:
-        ops.append(Call(operator.mul, (summed, _python(value)), {}, summed.shape, op.dtype,
-                        op.loc, op.depends))
-    if ops[-1].shape != op.shape:
-        ops.append(Call(np.broadcast_to, (ops[-1], op.shape), {}, op.shape, op.dtype, op.loc,
-                        op.depends))
-    return tuple(ops) if len(ops) > 1 else ops[0]
+    return _scaled_to(op, [_sum(other, axis, keep, op)], value)
 
 
 def _outer(op: Call, fills: dict):
@@ -143,16 +135,26 @@ def _outer(op: Call, fills: dict):
     value, other = (fills[left], right) if _in(left, fills) else (fills[right], left)
     if other.dtype != op.dtype:
         return None
-    ops = [other]
-    if other is left:  # a column
-        ops.append(Call(np.expand_dims, (other, 1), {}, other.shape + (1,), op.dtype, op.loc,
-                        op.depends))
+    if other is not left:  # a row
+        return _scaled_to(op, [], value, other)
+    column = Call(np.expand_dims, (other, 1), {}, other.shape + (1,), op.dtype, op.loc,
+                  op.depends)
+    return _scaled_to(op, [column], value)
+
+
+def _scaled_to(op: Call, ops: list, value: float, last: Op | None = None):
+    """`ops` (new ops, the last the result so far, or `last` if given), times
+    `value` unless it is 1, broadcast to `op`'s shape unless it has it: what
+    replaces `op`, new ops first."""
+    last = ops[-1] if last is None else last
     if value != 1:
-        ops.append(Call(operator.mul, (ops[-1], _python(value)), {}, ops[-1].shape, op.dtype,
-                        op.loc, op.depends))
-    ops.append(Call(np.broadcast_to, (ops[-1], op.shape), {}, op.shape, op.dtype, op.loc,
-                    op.depends))
-    return tuple(ops[1:])
+        last = Call(operator.mul, (last, _python(value)), {}, last.shape, op.dtype, op.loc,
+                    op.depends)
+        ops.append(last)
+    if last.shape != op.shape:
+        ops.append(Call(np.broadcast_to, (last, op.shape), {}, op.shape, op.dtype, op.loc,
+                        op.depends))
+    return tuple(ops) if len(ops) > 1 else ops[0]
 
 
 def _sum(other: Op, axis: int, keepdims: bool, op: Call) -> Call:
