@@ -586,3 +586,13 @@ def test_a_bad_wrt_is_one_line(wrt, says):
     result = affine("--wrt", wrt)
     assert result.returncode != 0 and says in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_gen_unroll_writes_straight_line_code():
+    rolled = run("gen", f"{EXAMPLES / 'iterative.py'}:double", "--args",
+                 f"{EXAMPLES / 'iterative.py'}:example")
+    unrolled = run("gen", f"{EXAMPLES / 'iterative.py'}:double", "--args",
+                   f"{EXAMPLES / 'iterative.py'}:example", "--unroll")
+    assert rolled.returncode == unrolled.returncode == 0, rolled.stderr + unrolled.stderr
+    assert "    for _ in range(3):" in rolled.stdout
+    assert "    for " not in unrolled.stdout and "x_4 = x_3 * 2.0" in unrolled.stdout

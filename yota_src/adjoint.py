@@ -14,6 +14,9 @@ import numpy as np
 
 from . import contexts, primitives, rules
 from .errors import NoDiffRuleError
+from .loop_adjoint import propagate_loop
+from .loops import Loop
+from .passes.rewrite import rewrite
 from .primitives import display_name
 from .structs import DIFF, user_path
 from .tape import Call, Const, Input, Op, Tape, map_refs, operands
@@ -67,13 +70,17 @@ def differentiate(tape: Tape, values, wrt_args: frozenset,
     """
     driver = Unroller(templates=True)
     driver.input_names = dict(input_names or {})
+    driver.resaved = {}  # forward loop call -> the call that also stacks what its adjoint reads
     known = _Known(values, tape.origins)
     wrt = {op for op in tape.inputs if op.index in wrt_args and op.differentiable}
     grads, labels = _sweep(driver, tape, known, wrt)
     gradients = _gradient_outputs(driver, tape, grads, wrt_args, labels)
     labels.update(tape.labels)
-    return tape.replace(ops=tape.ops + driver.ops, output=(tape.output,) + gradients,
-                        n_forward=len(tape.ops), labels=labels)
+    gradient = tape.replace(ops=tape.ops + driver.ops, output=(tape.output,) + gradients,
+                            n_forward=len(tape.ops), labels=labels)
+    if not driver.resaved:
+        return gradient
+    return rewrite(gradient, lambda op, forward, original: driver.resaved.get(original, op))
 
 
 class _Known:
@@ -81,15 +88,27 @@ class _Known:
     those of the recorded ops they replace; the few ops a pass added beside
     them are computed from their operands, once."""
 
-    def __init__(self, values, origins: dict):
+    def __init__(self, values, origins: dict, computed: dict | None = None):
         self.values = values
         self.origins = origins
-        self.computed: dict[Op, object] = {}
+        self.computed: dict[Op, object] = {} if computed is None else computed
+
+    def within(self, origins: dict) -> _Known:
+        """The values of a loop body's ops too, from the recorded ops of the
+        iteration it was made from (`origins`)."""
+        return _Known(self.values, {**self.origins, **origins}, self.computed)
 
     def __getitem__(self, op: Op):
-        op = self.origins.get(op, op)
-        if op in self.values:
-            return self.values[op]
+        origin = self.origins.get(op, op)
+        while origin not in self.values and origin in self.origins \
+                and self.origins[origin] is not origin:
+            origin = self.origins[origin]  # a body's op, made from an op a pass made
+        if origin in self.values:
+            return self.values[origin]
+        if not isinstance(op, Call):  # a loop body's parameter: its origin computes it
+            op = origin
+        # computed from its own operands, which are on the tape (an origin that
+        # was never recorded, a loop call a pass copied, may read ops that are not)
         if op not in self.computed:
             if isinstance(op, Const):
                 self.computed[op] = op.value
@@ -149,10 +168,16 @@ _UFUNC_OPTIONS = ("dtype", "casting", "order", "subok", "signature", "where")
 
 
 def _propagate(unroller: Unroller, known: _Known, op: Call, dy, active: set,
-               grads: dict) -> None:
+               grads: dict, look=None) -> None:
+    """Add `op`'s contributions to its operands' gradients (`dy`: its own).
+    `look` gives the op a template reads for an operand (in a reversed loop,
+    the stack of a forward body value); by default the operand itself."""
     def spelled() -> str:  # for messages only: not worked out for every op
         return _spelling(op, unroller.input_names)
 
+    if isinstance(op.fn, Loop):
+        propagate_loop(unroller, known, op, dy, active, grads, unroller.resaved)
+        return
     template = rules.template_for(op.fn)
     if template is None:
         if rules.is_nondifferentiable(op.fn):
@@ -164,7 +189,7 @@ def _propagate(unroller: Unroller, known: _Known, op: Call, dy, active: set,
                                   "arguments, or pass them through a differentiable function.")
         raise NoDiffRuleError(f"no gradient rule for {spelled()}", op.loc,
                               hint=_rule_hint(op.fn))
-    traced = lambda ref: Traced(ref, known[ref], unroller)  # noqa: E731
+    traced = lambda ref: Traced(look(ref) if look else ref, known[ref], unroller)  # noqa: E731
     args, kwargs = map_refs(op.args, traced), map_refs(op.kwargs, traced)
     if isinstance(op.fn, np.ufunc):  # np.add(x, y, dtype=...): the same derivative
         if kwargs.get("where", True) is not True:

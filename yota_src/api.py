@@ -142,13 +142,15 @@ _cache_lock = threading.Lock()
 _building: dict[Any, threading.Lock] = {}  # one build at a time per cache key
 
 
-def grad(f: Callable, *args, dynamic: bool = False, wrt=None,
+def grad(f: Callable, *args, dynamic: bool = False, wrt=None, loops: str = "roll",
          **keywords) -> tuple[Any, GradientResult]:
-    """The value of `f(*args)` and its gradient for every positional argument."""
+    """The value of `f(*args)` and its gradient for every positional argument
+    (`loops`: as for `simplegrad`)."""
     _refuse_keywords("grad", keywords)
     fn, full_args, n_bound = _target(f, args)
     wrt_args = _wrt_indices(wrt, len(args), n_bound, fn, full_args)
-    key = (fn, signature_key(full_args), wrt_args)
+    loops = _loops_option(loops)
+    key = (fn, signature_key(full_args), wrt_args, loops)
     tried: set = set()
     compiled, result = _from_cache(key, full_args, dynamic, tried)
     if compiled is None:
@@ -157,7 +159,7 @@ def grad(f: Callable, *args, dynamic: bool = False, wrt=None,
         with building:  # concurrent first calls: one traces, the others use its result
             compiled, result = _from_cache(key, full_args, dynamic, tried)
             if compiled is None:
-                compiled = _build(fn, full_args, wrt_args)
+                compiled = _build(fn, full_args, wrt_args, loops)
                 result = compiled.function(*full_args)
                 with _cache_lock:
                     _cache.setdefault(key, []).append(compiled)
@@ -224,11 +226,15 @@ def _held_output(function: Callable, args: tuple):
         sys.stderr.write(stderr.getvalue())
 
 
-def simplegrad(f: Callable, *args, wrt=None, **keywords) -> GradFunction:
-    """A gradient function for arguments like `args`, with readable source."""
+def simplegrad(f: Callable, *args, wrt=None, loops: str = "roll", **keywords) -> GradFunction:
+    """A gradient function for arguments like `args`, with readable source.
+    `loops="roll"` writes a run of iterations that do the same work as a
+    loop (and its reversed loop in the backward pass); "unroll" writes
+    straight-line code."""
     _refuse_keywords("simplegrad", keywords)
     fn, full_args, n_bound = _target(f, args)
-    compiled = _build(fn, full_args, _wrt_indices(wrt, len(args), n_bound, fn, full_args))
+    compiled = _build(fn, full_args, _wrt_indices(wrt, len(args), n_bound, fn, full_args),
+                      _loops_option(loops))
     return GradFunction(compiled, full_args[:n_bound])
 
 
@@ -368,7 +374,7 @@ def _target(f, args: tuple) -> tuple[Callable, tuple, int]:
 
 
 def _refuse_keywords(api_name: str, keywords: dict) -> None:
-    planned = [key for key in ("has_aux", "loops") if key in keywords]
+    planned = [key for key in ("has_aux",) if key in keywords]
     if planned:
         raise NotImplementedError(
             f"ys.{api_name}({planned[0]}=...) is not supported yet: it is in the contract "
@@ -531,7 +537,14 @@ def _parameter_names(fn: Callable, count: int) -> list[str]:
     return names[:count]
 
 
-def _build(fn: Callable, args: tuple, wrt_args: frozenset) -> _Compiled:
+def _loops_option(loops) -> str:
+    if loops not in ("roll", "unroll"):
+        raise ValueError(f"loops={loops!r}: use loops=\"roll\" (loops whose iterations do the "
+                         "same work stay loops) or loops=\"unroll\" (straight-line code)")
+    return loops
+
+
+def _build(fn: Callable, args: tuple, wrt_args: frozenset, loops: str = "roll") -> _Compiled:
     with _errors_at_user_lines():
         unroller, value, signature = _unroll(fn, args)
         _require_scalar(value, signature, unroller.returned_at)
@@ -539,7 +552,7 @@ def _build(fn: Callable, args: tuple, wrt_args: frozenset) -> _Compiled:
         recorded = Tape(list(unroller.ops), output, signature)
         if passes.VERIFY:
             recorded.verify(unroller.values)
-        forward = optimize_forward(recorded)
+        forward = optimize_forward(recorded, loops)
         tape = differentiate(forward, unroller.values, wrt_args, unroller.input_names)
         if passes.VERIFY:
             tape.verify()

@@ -32,10 +32,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import contexts, operators, primitives
+from . import contexts, loop_code, operators, primitives
 from .errors import UnsupportedSyntaxError
 from .facts import Fact, facts
 from .loader import InProcessOnly, load
+from .loop_code import call_guards
 from .naming import Naming
 from .structs import (
     ATTR,
@@ -147,6 +148,9 @@ class _Writer:
         self.modules: dict[str, str] = {}  # imported module -> the name code uses for it
         self.import_roots = {"math"}
         self.temps = 0
+        self.assignments: set[Op] = set()
+        self.augmented: set[Op] = set()  # a loop's updates of its own arrays, in place
+        self.counters: set[str] = set()  # names of loop counters
         self.imports = {"import numpy as np"}
         self.errors_used: set[str] = set()
         self.constants: list[str] = []  # module-level arrays the function reads
@@ -157,10 +161,24 @@ class _Writer:
         self.read_by_name: list[str] = []  # what those are, for the docstring
         self.users = readers(tape.ops, tape.output)
         self.backward = set(tape.ops[tape.n_forward:])
-        self.naming = Naming(tape, kind, self.sig.params, self.users)
+        loops = loop_code.loop_calls(tape)
+        body_labels = {}
+        for call in loops:
+            self.users.update(loop_code.body_readers(call.fn))
+            body_labels.update(call.fn.labels)
+            if call in self.backward:
+                self.backward.update(call.fn.ops + list(call.fn.params))
+        self.loop_reads = {op for call in loops for op in call.fn.ops  # `xs[t]`, `hs[t]`
+                           if op.loc is None and loop_code.is_read(op)}
+        self.preset: dict[Op, str] = {}  # a body value's name, set by its loop
+        self.outputs: dict[Call, list[str]] = {}  # a loop's outputs: the variables it sets
+        self.naming = Naming(tape, kind, self.sig.params, self.users, body_labels,
+                             self.backward)
         self.in_place = self.naming.in_place
         self.writes_in_place = set(self.in_place.values())
-        self.facts = facts([op for op in tape.ops if isinstance(op, Guard)])
+        self.facts = facts([guard for op in tape.ops for guard in
+                            (call_guards(op) if loop_code.is_loop_call(op) else [op])
+                            if isinstance(guard, Guard)])
         self.fact_names: dict[Fact, str] = {}  # facts decided more than once: module constants
         self.fact_lines: list[str] = []
         self.other_path = "_other_path"  # the helper guards raise through (fresh drops "_")
@@ -456,7 +474,7 @@ class _Writer:
             here = self.group(op)
             if op.loc is not None and here != group:
                 lines.append(indent + f"# {_comment(f'{op.loc.short}  {op.loc.line.strip()}')}")
-            group = here
+            group = None if loop_code.is_loop_call(op) else here  # after a loop: say the line
             lines += [indent + line for line in statements]
         lines += self.close_blocks(blocks, 0)
         lines += self.return_statements()
@@ -522,15 +540,50 @@ class _Writer:
             return []
         if isinstance(op, Call) and op.fn in primitives.INDEX_STORES:
             return self.index_store(op)
+        if loop_code.is_loop_call(op):
+            return loop_code.loop_statements(self, op)
+        if loop_code.is_part(op):
+            self.names[op] = self.outputs[op.args[0]][op.args[1]]
+            return []
         expr = self.expression(op)
         if isinstance(op, Call) and op not in self.users:  # kept for its effect: print, seed
             return [ast.unparse(ast.Expr(expr))]
         if self.should_inline(op, expr):
             self.inlined[op] = expr
             return []
-        base = self.base_name(op) or self.naming.described(op, self.names) or self.temp()
-        self.names[op] = self.fresh(base)
+        if op in self.augmented:  # a loop's accumulator: `dW += g`
+            self.names[op] = self.preset.pop(op)
+            return [f"{self.names[op]} += {ast.unparse(self.literal(op.args[1]))}"]
+        if op in self.preset:
+            self.names[op] = self.preset.pop(op)
+        else:
+            base = self.base_name(op) or loop_code.initial_name(self, op) \
+                or self.naming.described(op, self.names) or self.temp()
+            self.names[op] = self.fresh(base)
+        self.assignments.add(op)
         return [f"{self.names[op]} = {ast.unparse(expr)}"]
+
+    def assigned(self, op: Op) -> bool:
+        """Whether the code assigns `op` a variable of its own (not a parameter's,
+        a module constant's or a loop's)."""
+        return op in self.assignments
+
+    def block(self, ops: list, header=None) -> list[str]:
+        """The statements of a loop body, each source line's under its comment
+        (but the loop's own line, which the loop statement stands for)."""
+        lines, group = [], None
+        for op in ops:
+            statements = self.statements(op)
+            if not statements:
+                continue
+            here = self.group(op)
+            on_header = header is not None and op.loc is not None and (
+                op.loc.filename, op.loc.lineno) == (header.filename, header.lineno)
+            if op.loc is not None and here != group and not on_header:
+                lines.append(f"# {_comment(f'{op.loc.short}  {op.loc.line.strip()}')}")
+            group = here
+            lines += statements
+        return lines
 
     def outside_read(self, op: Const, name: str) -> None:
         """A large array from outside the arguments is never written into the
@@ -627,8 +680,9 @@ class _Writer:
         the buffer is fresh and this is its only use."""
         buffer, index, values = op.args
         lines = []
-        if op in self.writes_in_place:
+        if op in self.writes_in_place or op in self.augmented:
             name = self.names[buffer]
+            self.preset.pop(op, None)
         else:
             name = self.fresh(self.base_name(op) or self.temp())
             lines.append(f"{name} = {ast.unparse(self.ref(buffer))}.copy()")
@@ -698,9 +752,11 @@ class _Writer:
         draw: folded, it would run when its user does, after draws the tape
         made later (and the generator would give each other numbers)."""
         users = self.users.get(op, [])
-        return (self.base_name(op) is None and len(users) == 1
+        return ((self.base_name(op) is None or op in self.loop_reads) and len(users) == 1
+                and not loop_code.is_loop_call(users[0]) and op not in self.preset
                 and not (isinstance(op, Call) and primitives.has_effect(op.fn))
-                and users[0] is not None and self.group(users[0]) == self.group(op)
+                and users[0] is not None and (self.group(users[0]) == self.group(op)
+                                              or op in self.loop_reads)
                 and not (isinstance(users[0], Call) and users[0].fn in primitives.INDEX_STORES
                          and users[0].args[0] is op)
                 and len(ast.unparse(expr)) <= _INLINE_LIMIT)

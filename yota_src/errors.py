@@ -8,7 +8,7 @@ construct, then what to do about it.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -23,9 +23,8 @@ class Location:
     # the blocks the primal computes under there (np.errstate, warnings filters,
     # try): contexts.py; the generated code computes under them too
     context: tuple = ()
-    # the loops running there, outermost first: (entry, iteration) per loop,
-    # `entry` numbering each time a loop statement starts (an inner loop run
-    # again in each outer iteration is a new entry); see iterations.py
+    # the loops running there, outermost first: (LoopEntry, iteration) per
+    # loop; see iterations.py
     loops: tuple = ()
 
     @property
@@ -46,6 +45,16 @@ class Location:
             end = min(end - indent, len(text.strip()))
             out += "\n    " + " " * start + "^" * max(end - start, 1)
         return out
+
+
+@dataclass(frozen=True, order=True)
+class LoopEntry:
+    """One run of a loop statement (an inner loop started again in each outer
+    iteration is a new entry), numbered in the order they start; `header` is
+    the statement's location, for what the code generated for it says."""
+
+    number: int
+    header: Location | None = field(default=None, compare=False)
 
 
 class YotaError(Exception):

@@ -97,7 +97,7 @@ def work(ops: list[Op], previous: list[Op], iteration: int, entry: int) -> tuple
             picture = ("guard", role(op.value), op.convert, _hashable(op.expected))
         else:
             picture = (type(op).__name__, id(op))
-        pictures.append((picture, op.shape, str(op.dtype), _inner_loops(op, entry)))
+        pictures.append((picture, op.shape, str(op.dtype), inner_loops(op, entry)))
     return tuple(pictures)
 
 
@@ -137,7 +137,7 @@ def _moving_index(op: Call) -> bool:
         for i in items)
 
 
-def _inner_loops(op: Op, entry: int) -> tuple:
+def inner_loops(op: Op, entry: int) -> tuple:
     """The iterations of the loops nested inside loop `entry` that made `op`
     (their entries differ from one iteration to the next; their counts do not)."""
     loops = op.loc.loops if op.loc is not None else ()

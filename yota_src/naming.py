@@ -32,9 +32,13 @@ _TEMPORARY = re.compile(r"t\d+(_\d+)?$")
 
 
 class Naming:
-    def __init__(self, tape: Tape, kind: str, params: list[str], users: dict):
+    def __init__(self, tape: Tape, kind: str, params: list[str], users: dict,
+                 body_labels: dict | None = None, backward: set | None = None):
         self.tape = tape
-        self.backward = set(tape.ops[tape.n_forward:])
+        # the labels of rolled loops' body values, and the reverse section with the
+        # bodies of its loops
+        self.body_labels = body_labels or {}
+        self.backward = backward if backward is not None else set(tape.ops[tape.n_forward:])
         self.in_place = _in_place_buffers(tape, users)
         self.output_names = _output_names(tape, kind, params)
         # the user's own names: a made-up name equal to one would read as its reassignment
@@ -48,7 +52,7 @@ class Naming:
         while True:  # along a chain of in-place writes (one per element, thousands long)
             if op in self.output_names:
                 return self.output_names[op]
-            label = self.tape.label(op)
+            label = self.body_labels.get(op) or self.tape.label(op)
             if isinstance(label, str):
                 return label
             if label is not None and label in names and op in self.backward:

@@ -177,7 +177,10 @@ def is_output(fn) -> bool:
 
 def has_effect(fn) -> bool:
     """Calls that are never folded, merged or dropped: random draws (each
-    advances a generator) and output."""
+    advances a generator) and output; a rolled loop whose body has one, or
+    checks its data."""
+    if callable(getattr(fn, "effectful", None)):
+        return fn.effectful()
     return is_output(fn) or is_random_draw(fn)
 
 
@@ -232,7 +235,14 @@ def is_basic_index(index) -> bool:
     """Basic indexing (ints, slices, None, ...) selects each element at most once."""
     items = index if isinstance(index, tuple) else (index,)
     return all(item is None or item is Ellipsis or isinstance(item, (int, np.integer, slice))
-               for item in items)
+               or _integer_scalar(item) for item in items)
+
+
+def _integer_scalar(item) -> bool:
+    """A 0-d integer value or op (a rolled loop's counter): one position."""
+    dtype = getattr(item, "dtype", None)
+    return getattr(item, "shape", None) == () and dtype is not None \
+        and np.issubdtype(dtype, np.integer)
 
 
 _MODULES = (("np", np), ("np.linalg", np.linalg), ("np.fft", np.fft), ("np.random", np.random),

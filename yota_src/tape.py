@@ -262,6 +262,8 @@ class Tape:
             where = f"  # {op.loc.short}" if op.loc else ""
             kind = "" if isinstance(op, Guard) else f"  :: {op.describe_type()}"
             lines.append(f"{names[op]} = {text}{kind}{where}")
+            if _composite(op):  # a rolled loop: its body, indented
+                lines += op.fn.listing(names)
         lines.append(f"return {show(self.output)}")
         return "\n".join(lines)
 
@@ -282,6 +284,8 @@ class Tape:
             for operand in operands(op):
                 if operand not in position:
                     _fault(f"%{index + 1} reads an op {_where(operand, self.ops)}")
+            if _composite(op):
+                op.fn.verify(lambda message, at=index: _fault(f"%{at + 1}: {message}"))
             if isinstance(op, Input) and index >= self.n_forward:
                 _fault(f"%{index + 1} is an input in the reverse section")
             if values is not None and op in values and _numeric(values[op]):
@@ -372,6 +376,11 @@ def _same_type(a: tuple, b: tuple) -> bool:
         return False
     return dtype_a is None or np.dtype(dtype_a).newbyteorder("=") == \
         np.dtype(dtype_b).newbyteorder("=")
+
+
+def _composite(op: Op) -> bool:
+    """A call of a program of ops (a rolled loop, loops.py), not of a primitive."""
+    return isinstance(op, Call) and callable(getattr(op.fn, "listing", None))
 
 
 def _numeric(value) -> bool:

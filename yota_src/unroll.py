@@ -32,6 +32,7 @@ from . import contexts, distributions, nested, operators, primitives, rules
 from .builtin_calls import builtin_handler
 from .errors import (
     Location,
+    LoopEntry,
     MutationError,
     NoDiffRuleError,
     SourceUnavailableError,
@@ -1231,24 +1232,24 @@ class Unroller(Recorder):
         return method
 
     def iterate(self, value, node, frame) -> list:
-        if isinstance(value, Traced):
-            if isinstance(value.value, (str, bytes)):  # its length is data
-                count = self.concretize(value, len, node, frame)
-                return [self.subscript(value, i, node, frame) for i in range(count)]
-            count = len(value.value) if isinstance(value.value, (tuple, list)) else (
-                np.shape(value.value)[0] if np.ndim(value.value) else None)
-            if count is None:
-                where = self.location_of(node, frame)
-                raise TypeError("iteration over a 0-d value" + (f" at {where.short}" if where
-                                                                  else ""))
-            return [self.subscript(value, i, node, frame) for i in range(count)]
         return list(self.items(value, node, frame))
 
     def items(self, value, node, frame):
         """Iterate as Python does, one item at a time: a generator advances
-        only as far as it is consumed (a `for` loop's body runs in between)."""
+        only as far as it is consumed (a `for` loop's body runs in between),
+        and a traced array's row is read in the iteration that uses it."""
         if isinstance(value, Traced):
-            yield from self.iterate(value, node, frame)
+            if isinstance(value.value, (str, bytes)):  # its length is data
+                count = self.concretize(value, len, node, frame)
+            else:
+                count = len(value.value) if isinstance(value.value, (tuple, list)) else (
+                    np.shape(value.value)[0] if np.ndim(value.value) else None)
+            if count is None:
+                where = self.location_of(node, frame)
+                raise TypeError("iteration over a 0-d value" + (f" at {where.short}" if where
+                                                                  else ""))
+            for i in range(count):
+                yield self.subscript(value, i, node, frame)
             return
         self.depend_on_contents(value)
         if isinstance(value, dict):
@@ -1542,7 +1543,8 @@ class Unroller(Recorder):
         """A loop statement runs: `start(i)` begins iteration i, whose ops
         record (entry, i) in their location's loops, at the loop's header
         (its test or next item: else those ops would carry the body's last line)."""
-        outer, entry = self.loops, next(self.loop_entries)
+        header = frame.source.location(stmt) if self.user_code else None
+        outer, entry = self.loops, LoopEntry(next(self.loop_entries), header)
 
         def start(iteration: int) -> None:
             self.loops = outer + ((entry, iteration),)

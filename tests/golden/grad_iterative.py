@@ -15,8 +15,8 @@ def grad_double(x, n):
                                 f"{type(x).__qualname__}")
     if type(n) is not int or n != 3:
         raise SignatureMismatch(f"grad_double was generated for n == 3, got {n!r}")
-    # iterative.py:12  x = x * 2.0
-    x_2 = x * 2.0
-    x_3 = x_2 * 2.0
-    x_4 = x_3 * 2.0
-    return x_4, 8.0, None
+    # iterative.py:11  for _ in range(n):
+    for _ in range(3):
+        # iterative.py:12  x = x * 2.0
+        x = x * 2.0
+    return x, 8.0, None

@@ -28,42 +28,38 @@ def grad_newton_sqrt(a):
     # golden_programs.py:128  err = np.abs(x_next - x)
     err = np.absolute(x_next - a)
     # golden_programs.py:126  while err > 1e-3:
-    if not err > 0.001:
-        _other_path(LOOP_126)
-    # golden_programs.py:127  x_next = 0.5 * (x + a / x)
-    t2 = a / x_next
-    x_next_2 = 0.5 * (x_next + t2)
-    # golden_programs.py:128  err = np.abs(x_next - x)
-    err_2 = np.absolute(x_next_2 - x_next)
+    x_next_2 = x_next
+    x_next_2s = np.empty((4,))
+    t2s = np.empty((3,))
+    for t in range(3):
+        x_next_2s[t] = x_next_2
+        if not err > 0.001:
+            _other_path(LOOP_126)
+        # golden_programs.py:127  x_next = 0.5 * (x + a / x)
+        t2 = a / x_next_2
+        x_next_3 = 0.5 * (x_next_2 + t2)
+        # golden_programs.py:128  err = np.abs(x_next - x)
+        err = np.absolute(x_next_3 - x_next_2)
+        x_next_2 = x_next_3
+        t2s[t] = t2
+    x_next_2s[-1] = x_next_2
     # golden_programs.py:126  while err > 1e-3:
-    if not err_2 > 0.001:
-        _other_path(LOOP_126)
-    # golden_programs.py:127  x_next = 0.5 * (x + a / x)
-    t3 = a / x_next_2
-    x_next_3 = 0.5 * (x_next_2 + t3)
-    # golden_programs.py:128  err = np.abs(x_next - x)
-    err_3 = np.absolute(x_next_3 - x_next_2)
-    # golden_programs.py:126  while err > 1e-3:
-    if not err_3 > 0.001:
-        _other_path(LOOP_126)
-    # golden_programs.py:127  x_next = 0.5 * (x + a / x)
-    t4 = a / x_next_3
-    x_next_4 = 0.5 * (x_next_3 + t4)
-    # golden_programs.py:128  err = np.abs(x_next - x)
-    err_4 = np.absolute(x_next_4 - x_next_3)
-    # golden_programs.py:126  while err > 1e-3:
-    if err_4 > 0.001:
+    if err > 0.001:
         _other_path(LOOP_126)
     # backward
+    # golden_programs.py:126  while err > 1e-3:
+    dx_next_2 = 1.0
+    da = 0.0
+    for t in reversed(range(3)):
+        x_next_4 = x_next_2s[t]
+        # golden_programs.py:127  x_next = 0.5 * (x + a / x)
+        t3 = dx_next_2 * 0.5
+        dx_next_2 = t3 - t3 * t2s[t] / x_next_4
+        da = da + t3 / x_next_4
     # golden_programs.py:127  x_next = 0.5 * (x + a / x)
-    dx_next_3 = 0.5 - 0.5 * t4 / x_next_3
-    t5 = dx_next_3 * 0.5
-    dx_next_2 = t5 - t5 * t3 / x_next_2
-    t6 = dx_next_2 * 0.5
-    dx_next = t6 - t6 * t2 / x_next
-    t7 = dx_next * 0.5
-    da = 0.5 / x_next_3 + t5 / x_next_2 + t6 / x_next + t7 + t7 / a - t7 * t1 / a
-    return x_next_4, da
+    t4 = dx_next_2 * 0.5
+    da_2 = da + t4 + t4 / a - t4 * t1 / a
+    return x_next_2, da_2
 
 
 def _other_path(fact):

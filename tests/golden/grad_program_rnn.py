@@ -32,32 +32,29 @@ def grad_rnn(Wx, Wh, xs):
     # golden_programs.py:26  h = np.zeros(Wh.shape[0])
     h = np.zeros(4)
     # golden_programs.py:27  for x in xs:
-    x = xs[0]
-    x_2 = xs[1]
-    x_3 = xs[2]
-    # golden_programs.py:28  h = np.tanh(Wx @ x + Wh @ h)
-    h_2 = np.tanh(Wx @ x + Wh @ h)
-    h_3 = np.tanh(Wx @ x_2 + Wh @ h_2)
-    h_4 = np.tanh(Wx @ x_3 + Wh @ h_3)
+    hs = np.empty((4, 4))
+    for t in range(3):
+        hs[t] = h
+        x = xs[t]
+        # golden_programs.py:28  h = np.tanh(Wx @ x + Wh @ h)
+        h = np.tanh(Wx @ x + Wh @ h)
+    hs[-1] = h
     # golden_programs.py:29  return np.sum(h ** 2)
-    out = np.sum(h_4 ** 2)
+    out = np.sum(h ** 2)
     # backward
     # golden_programs.py:29  return np.sum(h ** 2)
-    dh_4 = 2.0 * h_4
-    # golden_programs.py:28  h = np.tanh(Wx @ x + Wh @ h)
-    t1 = dh_4 * (1 - h_4 * h_4)
-    dh_3 = t1 @ Wh
-    dx_3 = t1 @ Wx
-    t2 = dh_3 * (1 - h_3 * h_3)
-    dh_2 = t2 @ Wh
-    dWh = np.outer(t1, h_3) + np.outer(t2, h_2)
-    dx_2 = t2 @ Wx
-    t3 = dh_2 * (1 - h_2 * h_2)
-    dx = t3 @ Wx
-    dWx = np.outer(t1, x_3) + np.outer(t2, x_2) + np.outer(t3, x)
+    dh = 2.0 * h
     # golden_programs.py:27  for x in xs:
     dxs = np.zeros((3, 3))
-    dxs[2] += dx_3
-    dxs[1] += dx_2
-    dxs[0] += dx
+    dWx = np.zeros((4, 3))
+    dWh = np.zeros((4, 4))
+    for t in reversed(range(3)):
+        h_2 = hs[t + 1]
+        # golden_programs.py:28  h = np.tanh(Wx @ x + Wh @ h)
+        t1 = dh * (1 - h_2 * h_2)
+        dh = t1 @ Wh
+        dx = t1 @ Wx
+        dxs[t] += dx
+        dWx += np.outer(t1, xs[t])
+        dWh += np.outer(t1, hs[t])
     return out, dWx, dWh, dxs

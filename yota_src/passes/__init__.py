@@ -13,24 +13,32 @@ from collections.abc import Callable
 from .. import nested
 from ..tape import Call, Guard, Tape, TapeError
 from .accumulate import accumulate_scatters
+from .bodies import in_loop_bodies
 from .cse import eliminate_common_subexpressions
 from .dce import eliminate_dead_code
 from .masks import keep_masked_zeros
 from .outputs import own_outputs
+from .roll import roll_loops
 from .seeds import fold_seeds
 from .simplify import simplify
 
 VERIFY = os.environ.get("YOTA_SRC_VERIFY") == "1"
 
-FORWARD_PASSES = (simplify, eliminate_common_subexpressions)
+FORWARD_PASSES = (roll_loops, simplify, eliminate_common_subexpressions,
+                  in_loop_bodies(simplify, eliminate_common_subexpressions))
 BACKWARD_PASSES = (fold_seeds, keep_masked_zeros, simplify, eliminate_common_subexpressions,
+                   in_loop_bodies(simplify, eliminate_common_subexpressions,
+                                  eliminate_dead_code),
                    accumulate_scatters, eliminate_dead_code, own_outputs)
 
 
-def optimize_forward(tape: Tape) -> Tape:
+def optimize_forward(tape: Tape, loops: str = "roll") -> Tape:
     """The rewrites of the primal, before it is differentiated: a value
-    computed once gets one gradient, accumulated once."""
-    return run(tape, FORWARD_PASSES)
+    computed once gets one gradient, accumulated once; with `loops="roll"`,
+    iterations that did the same work become a loop (roll.py)."""
+    passes = FORWARD_PASSES if loops == "roll" else tuple(
+        each for each in FORWARD_PASSES if each is not roll_loops)
+    return run(tape, passes)
 
 
 def optimize(tape: Tape) -> Tape:

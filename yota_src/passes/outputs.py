@@ -29,11 +29,28 @@ def _may_share(op: Op, outside: set) -> bool:
     primal value or one of `outside`: views are followed to what they look
     into; a view into a new array of the reverse pass's own is its alone."""
     while isinstance(op, Call) and not _fresh(op):
+        if _loop_output(op):
+            loop, k = op.args[0].fn, op.args[1]
+            if k >= len(loop.carried):
+                return False  # a stack: an array the loop made
+            result = loop.results[k]
+            if not (isinstance(result, Call) and _fresh(result)):
+                return True  # the value may come in and go out unchanged
+            op = op.args[0].args[k]  # what the loop starts from, if it runs no time
+            continue
         operand = op.args[0] if op.args else None
         if not isinstance(operand, Op) or op.fn is np.broadcast_to:
             return True  # a read-only broadcast, or a view of what we cannot follow
         op = operand
     return isinstance(op, (Input, Const)) or op in outside
+
+
+def _loop_output(op: Call) -> bool:
+    import operator
+
+    from ..loops import Loop
+    return op.fn is operator.getitem and isinstance(op.args[0], Call) \
+        and isinstance(op.args[0].fn, Loop)
 
 
 def _fresh(op: Call) -> bool:

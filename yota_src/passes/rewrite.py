@@ -27,7 +27,7 @@ def rewrite(tape: Tape, visit: Callable[[Op, bool, Op], Op]) -> Tape:
     labels, origins, recorded = dict(tape.labels), dict(tape.origins), set(tape.ops)
     for index, op in enumerate(tape.ops):
         original = tape.ops[index]
-        op = _with_operands(op, look)
+        op = with_operands(op, look)
         forward = index < tape.n_forward
         kept = visit(op, forward, original)
         if isinstance(kept, tuple):
@@ -63,7 +63,7 @@ def _pass_label(labels: dict, label, to: Op, forward: bool) -> None:
     labels[to] = label
 
 
-def _with_operands(op: Op, look) -> Op:
+def with_operands(op: Op, look) -> Op:
     if isinstance(op, Call):
         args, kwargs = map_refs(op.args, look), map_refs(op.kwargs, look)
         if _same(args, op.args) and _same(kwargs, op.kwargs):

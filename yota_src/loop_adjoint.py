@@ -1,0 +1,313 @@
+"""The adjoint of a rolled loop: the body's adjoint, run from the last
+iteration to the first.
+
+The forward loop stacks each value the body's adjoint reads (`hs[t] = h`);
+the reversed loop reads them back at its counter, carries the gradient of
+each carried variable from one iteration to the one before, and accumulates
+the gradients of what the body read from outside: loop invariants summed,
+arrays read at the counter written at the counter (`dxs[t] += dx`). The
+templates run once, on the example values of the iteration the body was
+made from, as they do for any op.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import primitives
+from .loops import CARRIED, COUNTER, OUTSIDE, Loop, Param
+from .tape import Call, Op, iter_refs, map_refs, operands
+from .traced import Traced, values_of
+from .unroll import Unroller
+
+
+@dataclass
+class _Reversed:
+    """A reversed loop, and what its call takes and gives back."""
+
+    loop: Loop
+    inits: list  # per carried value: ("final", k) the gradient of output k, or ("zeros", param)
+    outside: list  # per outside param: the forward loop's outside param it stands for
+    stacked: list  # forward body values stacked for it, in the order of its stack params
+    stack_grads: list  # output numbers of the forward call whose gradients it reads
+    targets: list  # per result: the forward call's argument number it is the gradient of
+
+
+def propagate_loop(driver: Unroller, known, op: Call, dy, active: set, grads: dict,
+                   resaved: dict) -> None:
+    """Add the loop call `op`'s contributions to the gradients of its
+    arguments to `grads`; `dy` holds the gradient of each of its outputs
+    (None where there is none). The forward call that also stacks what the
+    reversed loop reads goes into `resaved`, to take `op`'s place on the tape."""
+    from .adjoint import _accumulate, active_ops
+
+    loop: Loop = op.fn
+    dy = list(dy) if isinstance(dy, (list, tuple)) else [None] * len(loop.output_types())
+    n_carried = len(loop.carried)
+    body_active = _active_body(loop, [a in active for a in op.args[:n_carried]],
+                               [a in active for a in op.args[n_carried:]], active_ops)
+    built = _Reverse(driver, known, loop, body_active).build(dy)
+    if built is None:
+        return
+    forward = resaved.get(op, op)
+    missing = tuple(v for v in built.stacked if v not in forward.fn.saved)
+    if missing:
+        forward = Call(forward.fn.saving(missing), op.args, op.kwargs, None, op.dtype, op.loc,
+                       op.depends)
+        resaved[op] = forward
+    args = [Traced(a, known[a], driver) if isinstance(a, Op) else a for a in op.args]
+    saved_loc, driver.loc = driver.loc, loop.loc
+    try:
+        forward_value = Traced(forward, forward.fn(*values_of(args)), driver)
+        values = []
+        for kind, what in built.inits:
+            if kind == "final" and dy[what] is not None:
+                values.append(dy[what])
+            else:
+                like = loop.carried[what] if kind == "final" else what
+                values.append(_zeros(driver, like))
+        values += [args[n_carried + loop.outside.index(p)] for p in built.outside]
+        values += [driver.primitive(operator.getitem,
+                                    (forward_value, n_carried + forward.fn.saved.index(v)), {})
+                   for v in built.stacked]
+        values += [dy[number] for number in built.stack_grads]
+        parts = driver.primitive(built.loop, tuple(values), {})  # a tuple of traced parts
+        for grad, target in zip(parts, built.targets):
+            _accumulate(driver, op, args[target], grad, active, grads)
+    finally:
+        driver.loc = saved_loc
+
+
+def _active_body(loop: Loop, carried: list, outside: list, active_ops) -> set:
+    """The body's values on the gradient path: a carried variable is where it
+    starts from one, or where the body makes it from one."""
+    while True:
+        seeds = {p for p, on in zip(loop.carried, carried) if on and p.differentiable}
+        seeds |= {p for p, on in zip(loop.outside, outside) if on and p.differentiable}
+        active = active_ops([*loop.params, *loop.ops], seeds)
+        now = [on or (result in active and param.differentiable)
+               for on, param, result in zip(carried, loop.carried, loop.results)]
+        if now == carried:
+            return active
+        carried = now
+
+
+class _Reverse:
+    """Builds the reversed loop of one forward loop."""
+
+    def __init__(self, driver: Unroller, known, loop: Loop, active: set):
+        self.loop, self.active = loop, active
+        self.body = Unroller(templates=True)
+        self.body.input_names = driver.input_names
+        self.known = known.within(loop.origins)
+        self.counter = Param(COUNTER, (), np.dtype(int), "t")
+        self.index = self.counter if loop.start == 0 else Call(
+            operator.sub, (self.counter, loop.start), {}, (), np.dtype(int), None, False)
+        self.reads: dict[Op, Op] = {}  # forward body value -> what reads it again
+        self.prelude: list[Op] = [] if self.index is self.counter else [self.index]
+        self.next_index: Op | None = None
+        self.stacks: dict[Op, Param] = {}
+        self.outside: dict[Op, Param] = {}  # forward outside param -> the reversed loop's
+
+    def look(self, value: Op) -> Op:
+        """What the reversed body reads for a forward body value: its stack at
+        the counter; the same read for a read of an outside array at the
+        counter (`xs[t]`), which needs no stack."""
+        if value is self.loop.counter:
+            return self.counter
+        if isinstance(value, Param) and value.role == OUTSIDE:
+            if value not in self.outside:
+                self.outside[value] = Param(OUTSIDE, value.shape, value.dtype, value.hint)
+            return self.outside[value]
+        if value not in self.reads:
+            read = self._read_again(value)
+            if read is None:
+                carried = self._carried_out(value)
+                stacked = value if carried is None else carried
+                if stacked not in self.stacks:
+                    shape = (self.loop.count + isinstance(stacked, Param), *stacked.shape)
+                    self.stacks[stacked] = Param(OUTSIDE, shape, stacked.dtype, None)
+                index = self.index if carried is None else self._next_index()
+                read = Call(operator.getitem, (self.stacks[stacked], index), {}, value.shape,
+                            value.dtype, None, True)
+                read.hint = value.hint
+            self.reads[value] = read
+            self.prelude.append(read)
+        return self.reads[value]
+
+    def _carried_out(self, value: Op) -> Param | None:
+        """The carried variable `value` becomes, where it becomes one alone: its
+        stack, one longer, holds it too (at the next iteration's place)."""
+        slots = [k for k, result in enumerate(self.loop.results) if result is value]
+        if len(slots) != 1 or isinstance(value, Param):
+            return None
+        return self.loop.carried[slots[0]]
+
+    def _next_index(self) -> Op:
+        if self.next_index is None:
+            self.next_index = Call(operator.add, (self.index, 1), {}, (), np.dtype(int), None,
+                                   False)
+            self.prelude.append(self.next_index)
+        return self.next_index
+
+    def _read_again(self, value: Op) -> Op | None:
+        """`xs[t]`, `xs[t + 1]`, `t + 1` made again from the counter."""
+        if not isinstance(value, Call) or value.kwargs:
+            return None
+        if value.fn in (operator.add, operator.sub) and len(value.args) == 2 \
+                and type(value.args[1]) is int and (value.args[0] is self.loop.counter or
+                                                   self._read_again(value.args[0])):
+            made = Call(value.fn, (self.look(value.args[0]), value.args[1]), {}, value.shape,
+                        value.dtype, None, value.depends)
+        elif value.fn is operator.getitem and len(value.args) == 2 \
+                and isinstance(value.args[0], Param) and value.args[0].role == OUTSIDE \
+                and all(leaf is self.loop.counter or self._read_again(leaf) is not None
+                        for leaf in iter_refs(value.args[1])):
+            made = Call(operator.getitem, (self.look(value.args[0]),
+                                           map_refs(value.args[1], self.look)), {},
+                        value.shape, value.dtype, None, value.depends)
+        else:
+            return None
+        made.hint = value.hint
+        return made
+
+    def build(self, dy: list) -> _Reversed | None:
+        from .adjoint import _plus, _propagate
+
+        loop, body = self.loop, self.body
+        n_carried = len(loop.carried)
+        grads: dict[Op, object] = {}
+        carried_in, labels = {}, {}
+        slots = _useful_slots(loop, dy, self.active)
+        for k in slots:
+            result = loop.results[k]
+            carried_in[k] = Param(CARRIED, result.shape, result.dtype, None)
+            labels[carried_in[k]] = loop.carried[k]
+            grads[self.look(result)] = Traced(carried_in[k], _ones(result), body)
+        stack_grads, stack_params = [], []
+        for number, value in enumerate(loop.saved):
+            if dy[n_carried + number] is None or value not in self.active:
+                continue
+            param = Param(OUTSIDE, (loop.count, *value.shape), value.dtype, None)
+            stack_grads.append(n_carried + number)
+            stack_params.append(param)
+            read = body.primitive(operator.getitem, (Traced(param, _ones(param), body),
+                                                      Traced(self.index, 0, body)), {})
+            grads[self.look(value)] = _plus(body, grads.get(self.look(value)), read)
+        active = {self.look(v) for v in self.active if v is not loop.counter}
+        scattered: dict[Op, list] = {}  # forward outside param -> (index, gradient) pairs
+        for op in reversed(loop.ops):
+            if not isinstance(op, Call) or op not in self.active \
+                    or self.look(op) not in grads:
+                continue
+            grad = grads.pop(self.look(op))
+            if isinstance(grad, Traced) and grad.op in set(body.ops):
+                labels.setdefault(grad.op, op)
+            array = op.args[0] if op.fn is operator.getitem and len(op.args) == 2 else None
+            if isinstance(array, Param) and array.role == OUTSIDE \
+                    and loop.counter in set(iter_refs(op.args[1])) \
+                    and primitives.is_basic_index(op.args[1]):
+                index = map_refs(op.args[1], lambda v: Traced(self.look(v), self.known[v],
+                                                              body))
+                scattered.setdefault(array, []).append((index, grad))
+                continue
+            _propagate(body, self.known, op, grad, active, grads, look=self.look)
+        return self._finish(slots, carried_in, grads, scattered, stack_params, stack_grads,
+                            labels)
+
+    def _finish(self, slots, carried_in, grads, scattered, stack_params, stack_grads,
+                labels) -> _Reversed | None:
+        loop, body = self.loop, self.body
+        carried, results, inits, targets = [], [], [], []
+        for k in slots:
+            carried.append(carried_in[k])
+            results.append(self._op(grads.get(self.look(loop.carried[k])), loop.carried[k]))
+            inits.append(("final", k))
+            targets.append(k)
+        for j, forward_param in enumerate(loop.outside):
+            if forward_param not in self.active:
+                continue
+            accumulator = Param(CARRIED, forward_param.shape, forward_param.dtype, None)
+            total = Traced(accumulator, np.zeros(forward_param.shape, forward_param.dtype), body)
+            if forward_param in self.outside and self.outside[forward_param] in grads:
+                grad = grads[self.outside[forward_param]]
+                body.loc = getattr(getattr(grad, "op", None), "loc", None)
+                total = body.binary(operator.add, total, grad)
+            for index, grad in scattered.get(forward_param, []):
+                body.loc = getattr(getattr(grad, "op", None), "loc", None)
+                total = body.primitive(primitives.index_add, (total, index, grad), {})
+            if total.op is accumulator:
+                continue
+            carried.append(accumulator)
+            results.append(total.op)
+            labels[accumulator] = forward_param
+            inits.append(("zeros", forward_param))
+            targets.append(len(loop.carried) + j)
+        if not carried:
+            return None
+        used = _used([*self.prelude, *body.ops], results)
+        stacked = [value for value, stack in self.stacks.items() if stack in used]
+        outside = [p for p, q in self.outside.items() if q in used]
+        ops = [op for op in [*self.prelude, *body.ops] if op in used]
+        params = (*(self.outside[p] for p in outside), *(self.stacks[v] for v in stacked),
+                  *stack_params)
+        reverse = Loop(self.counter, tuple(carried), params, ops, tuple(results), (),
+                       loop.start, loop.stop, reverse=True, loc=loop.loc,
+                       labels={op: label for op, label in labels.items()
+                               if op in used or op in carried})
+        return _Reversed(reverse, inits, outside, stacked, stack_grads, targets)
+
+    def _op(self, grad, like: Op) -> Op:
+        """A carried gradient as an op of the body, zeros where none flowed."""
+        if isinstance(grad, Traced):
+            if grad.op.dtype != like.dtype:
+                grad = self.body.primitive(primitives.astype, (grad, like.dtype), {})
+            return grad.op
+        fn, args = primitives.filled(like.shape, 0.0 if grad is None else float(grad),
+                                     like.dtype)
+        return self.body.primitive(fn, args, {}).op
+
+
+def _useful_slots(loop: Loop, dy: list, active: set) -> list[int]:
+    """The carried variables whose gradient can be other than zero: those
+    returned with a gradient, and those a useful one is made from (Newton's
+    `err` is carried to the loop's test alone: its gradient is always zero)."""
+    from . import rules
+
+    n_carried = len(loop.carried)
+    useful = {k for k in range(n_carried) if dy[k] is not None}
+    sinks = {value for number, value in enumerate(loop.saved) if dy[n_carried + number]
+             is not None}
+    while True:
+        reach = sinks | {loop.results[k] for k in useful}
+        for op in reversed(loop.ops):
+            if op in reach and isinstance(op, Call) and op in active \
+                    and not rules.is_nondifferentiable(op.fn):
+                reach.update(operands(op))
+        more = {k for k, param in enumerate(loop.carried) if param in reach and param in active}
+        if more <= useful:
+            return sorted(k for k in useful if loop.carried[k] in active)
+        useful |= more
+
+
+def _zeros(driver: Unroller, like: Op):
+    """A gradient's start: 0.0 for a float, an array of zeros for an array."""
+    if like.shape == () and like.dtype == np.float64:
+        return 0.0
+    fn, fill = primitives.filled(like.shape, 0.0, like.dtype)
+    return driver.primitive(fn, fill, {})
+
+
+def _ones(op: Op):
+    return np.ones(op.shape, op.dtype)
+
+
+def _used(ops: list, results) -> set:
+    used = set(results)
+    for op in reversed(ops):
+        if op in used:
+            used.update(operands(op))
+    return used
