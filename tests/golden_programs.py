@@ -171,8 +171,21 @@ def user_rule_example():
     return rng.normal(size=3), rng.normal(size=(4, 3))
 
 
+def row_scores(X, w, n):
+    """A loop over the first `n` rows of an array, its count read at run time."""
+    total = 0.0
+    for t in range(n):
+        total = total + np.tanh(X[t] @ w) ** 2
+    return total
+
+
+def row_scores_example():
+    rng = np.random.default_rng(7)
+    return rng.normal(size=(8, 3)), rng.normal(size=3), 5
+
+
 NAMES = ("polynomial", "rnn", "logistic", "softmax_xent", "layer_norm", "attention", "mlp",
-         "branch", "newton_sqrt", "huber", "reuse", "user_rule")
+         "branch", "newton_sqrt", "huber", "reuse", "user_rule", "row_scores")
 WRT = {"logistic": (0, 1), "softmax_xent": (0,), "mlp": (0,), "user_rule": (0,)}
 
 

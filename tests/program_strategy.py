@@ -1,7 +1,9 @@
 """A hypothesis strategy for random small NumPy programs, and how to run one.
 
 A program takes 1-3 arrays of mutually broadcastable shapes and uses helper
-calls, a bounded `for` loop, a scatter into a buffer (`np.add.at`,
+calls, a bounded `for` loop, a loop carrying a value from one iteration to
+the next and reading a sequence at `t` and `t - 1` (rolled into a loop op,
+and checked against its unrolled gradient), a scatter into a buffer (`np.add.at`,
 `np.subtract.at`, indexed `+=` and stores), Python deciding from traced values
 (`in`, `sorted`, `set`, dict keys, `max(key=)`), an `if` decided by an argument
 and by a global, and one decided by text made from a traced value (an
@@ -79,6 +81,8 @@ def programs(draw):
     then = draw(expressions(names + ["h"], depth=1))
     other = draw(expressions(names + ["h"], depth=1))
     loops = draw(st.integers(0, 3))
+    steps = draw(st.integers(0, 6))
+    carried = draw(expressions(names + ["g", "seq[t]", "seq[t - 1]"], depth=2))
     scatter = draw(st.sampled_from(SCATTERS))
     decision = draw(st.sampled_from(DECISIONS))
     digits = draw(st.integers(0, 1))
@@ -100,6 +104,11 @@ def make():
         h = {start}
         for i in range({loops}):
             h = 0.5 * ({step}) + 0.1 * i
+        seq = np.sin(np.arange({steps + 1.0}).reshape((-1,) + (1,) * np.ndim(h)) + h)
+        g = np.tanh(h)
+        for t in range({steps}):
+            g = np.tanh(0.5 * ({carried}) + 0.25 * g)
+        h = h + 0.1 * np.sum(g)
         acc = np.zeros(3)
         {scatter}
         h = h + 0.1 * np.sum(acc * acc)
@@ -149,6 +158,10 @@ def check_program(source: str, shapes, seed: int) -> None:
     module = load_program(source)
     args = arguments(shapes, seed)
     ys.check_grad(module.program, *args, rtol=1e-4, atol=1e-6)
+    rolled = ys.simplegrad(module.program, *args)(*args)
+    unrolled = ys.simplegrad(module.program, *args, loops="unroll")(*args)
+    for a, b in zip(rolled, unrolled):  # loops rolled or written out: the same numbers
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
     other = arguments(shapes, seed + 1)
     try:
         value, _ = ys.grad(module.program, *other)

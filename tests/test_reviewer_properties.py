@@ -71,6 +71,10 @@ def _products_with_fills(backward: list) -> list[str]:
     for statement in backward:
         if isinstance(statement, ast.Assign) and _is_fill(statement.value):
             filled.update(t.id for t in statement.targets if isinstance(t, ast.Name))
+    for node in (node for statement in backward for node in ast.walk(statement)):
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) \
+                and isinstance(node.value, ast.Name):
+            filled.discard(node.value.id)  # written into (`dseq[0] += ...`): no longer a fill
     faults = []
     for node in (node for statement in backward for node in ast.walk(statement)):
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.MatMult, ast.Div)):

@@ -80,7 +80,15 @@ def differentiate(tape: Tape, values, wrt_args: frozenset,
                             n_forward=len(tape.ops), labels=labels)
     if not driver.resaved:
         return gradient
-    return rewrite(gradient, lambda op, forward, original: driver.resaved.get(original, op))
+    def resave(op: Op, forward: bool, original: Op) -> Op:
+        """The call that stacks more, reading what `op` reads now (a loop before
+        it may have been replaced too); the reverse pass's ops read it."""
+        made = driver.resaved.get(original)
+        if made is None:
+            return op
+        made.args = op.args  # made here and read by nothing else yet
+        return made
+    return rewrite(gradient, resave)
 
 
 class _Known:

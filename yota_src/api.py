@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from . import codegen, loader, passes, rules
+from . import codegen, counts, loader, passes, rules
 from .adjoint import differentiate
 from .errors import ControlFlowChanged, NoDiffRuleError, SignatureMismatch, SourceUnavailableError
 from .passes import eliminate_dead_code, optimize, optimize_forward
@@ -431,7 +431,7 @@ def _wrt_indices(wrt, n_args: int, n_bound: int, fn: Callable | None = None,
     return frozenset(index + n_bound for index in indices)
 
 
-def _unroll(fn: Callable, args: tuple, rewind_draws: bool = True):
+def _unroll(fn: Callable, args: tuple, rewind_draws: bool = True, loops: str = "roll"):
     """Run `fn` on traced arguments. Random generators it drew from are put
     back (`rewind_draws`) when the generated code is what will draw for the
     caller; `trace` returns the traced value itself, so it keeps the draws."""
@@ -457,6 +457,7 @@ def _unroll(fn: Callable, args: tuple, rewind_draws: bool = True):
                              module=getattr(plain, "__module__", "") or "",
                              qualname=plain.__qualname__, source_hash=source.source_hash)
     unroller = Unroller()
+    unroller.roll = loops == "roll"  # a loop may become a loop op while traced
 
     def leaf_value(index):
         def traced(path, leaf):
@@ -466,7 +467,9 @@ def _unroll(fn: Callable, args: tuple, rewind_draws: bool = True):
             return unroller.input(index, path, leaf, signature.leaf_expression(index, path))
         return traced
 
-    traced = tuple(rebuild(arg, leaf_value(i)) for i, arg in enumerate(args))
+    named = _named_positional(plain)
+    traced = tuple(counts.TripCount(arg, i) if type(arg) is int and i < named
+                   else rebuild(arg, leaf_value(i)) for i, arg in enumerate(args))
     unroller.hold(traced)
     try:
         value = unroller.call_function(plain, traced, {})
@@ -479,6 +482,16 @@ def _unroll(fn: Callable, args: tuple, rewind_draws: bool = True):
         rewind(unroller.random_states)
     signature.outside = describe_outside(unroller.dependencies.values())
     return unroller, value, signature
+
+
+def _named_positional(fn: Callable) -> int:
+    """How many leading parameters are named ones (not `*args`): an int passed
+    to one may be a trip count read at run time (counts.py)."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 0
+    return sum(1 for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
 def _check_call(fn: Callable, args: tuple, source) -> None:
@@ -546,7 +559,7 @@ def _loops_option(loops) -> str:
 
 def _build(fn: Callable, args: tuple, wrt_args: frozenset, loops: str = "roll") -> _Compiled:
     with _errors_at_user_lines():
-        unroller, value, signature = _unroll(fn, args)
+        unroller, value, signature = _unroll(fn, args, loops=loops)
         _require_scalar(value, signature, unroller.returned_at)
         output = unroller.refs(value, unroller.loc)  # first: a static array returned becomes an op
         recorded = Tape(list(unroller.ops), output, signature)

@@ -168,9 +168,10 @@ class _Writer:
             body_labels.update(call.fn.labels)
             if call in self.backward:
                 self.backward.update(call.fn.ops + list(call.fn.params))
-        self.loop_reads = {op for call in loops for op in call.fn.ops  # `xs[t]`, `hs[t]`
-                           if op.loc is None and loop_code.is_read(op)}
+        self.loop_reads = {op for call in loops for op in call.fn.ops  # `xs[t]`, `t + 1`
+                           if op.loc is None and isinstance(op, Call)}
         self.preset: dict[Op, str] = {}  # a body value's name, set by its loop
+        self.pinned: set[Op] = set()  # body values written where they stand, never folded
         self.outputs: dict[Call, list[str]] = {}  # a loop's outputs: the variables it sets
         self.naming = Naming(tape, kind, self.sig.params, self.users, body_labels,
                              self.backward)
@@ -257,7 +258,8 @@ class _Writer:
         what = "Gradient" if self.kind == "gradient" else "Forward pass"
         qualified = f"{sig.module}.{sig.qualname}" if sig.module else sig.qualname
         paragraphs = [f"{what} of {qualified} (source sha1 {sig.source_hash})."]
-        paragraphs.append(f"Specialised to: {sig.describe() or 'no arguments'}.")
+        paragraphs.append(
+            f"Specialised to: {sig.describe(self.tape.free_counts) or 'no arguments'}.")
         stated = []
         for op, fact in self.facts.items():
             text = fact.text if fact.repeated else f"{op.loc.short} `{op.text}` " + (
@@ -377,6 +379,9 @@ class _Writer:
     def _leaf_checks(self, index: int, leaf) -> list[tuple[str, str]]:
         code, label = self._subject(index, leaf.path)
         head = f"{self.name} was generated for {label}"
+        if leaf.kind == STATIC and index in self.tape.free_counts and not leaf.path:
+            return [(self._type_differs(code, int),  # a trip count: any int
+                     _message(f"{head} of type int, got ", _Field(f"type({code}).__qualname__")))]
         if leaf.kind == STATIC:
             return [self._static_check(code, label, leaf.value, head)]
         got_type = _Field(f"type({code}).__qualname__")
@@ -754,6 +759,7 @@ class _Writer:
         users = self.users.get(op, [])
         return ((self.base_name(op) is None or op in self.loop_reads) and len(users) == 1
                 and not loop_code.is_loop_call(users[0]) and op not in self.preset
+                and op not in self.pinned
                 and not (isinstance(op, Call) and primitives.has_effect(op.fn))
                 and users[0] is not None and (self.group(users[0]) == self.group(op)
                                               or op in self.loop_reads)

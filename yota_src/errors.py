@@ -55,6 +55,14 @@ class LoopEntry:
 
     number: int
     header: Location | None = field(default=None, compare=False)
+    # where its trip count came from, when an int argument (counts.LoopCount)
+    count: object = field(default=None, compare=False)
+    is_while: bool = field(default=False, compare=False)  # a `while` (its test runs first)
+    # the first number of a `for` over a range of step 1: the user's counter is
+    # that plus the iteration's number
+    start: int | None = field(default=None, compare=False)
+    # whether its iterations change state the trace folds (counts.LoopState)
+    state: object = field(default=None, compare=False)
 
 
 class YotaError(Exception):

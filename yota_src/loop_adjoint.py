@@ -34,6 +34,9 @@ class _Reversed:
     stacked: list  # forward body values stacked for it, in the order of its stack params
     stack_grads: list  # output numbers of the forward call whose gradients it reads
     targets: list  # per result: the forward call's argument number it is the gradient of
+    # outer products summed over the iterations, done as one product after the loop:
+    # (argument number, its stack's output number, the param of the rows, row offset)
+    products: list
 
 
 def propagate_loop(driver: Unroller, known, op: Call, dy, active: set, grads: dict,
@@ -74,11 +77,31 @@ def propagate_loop(driver: Unroller, known, op: Call, dy, active: set, grads: di
                                     (forward_value, n_carried + forward.fn.saved.index(v)), {})
                    for v in built.stacked]
         values += [dy[number] for number in built.stack_grads]
+        if loop.test is not None:  # as many iterations back as the `while` loop ran
+            values.append(driver.primitive(
+                operator.getitem, (forward_value, n_carried + len(forward.fn.saved)), {}))
+        elif loop.bound is not None:  # the trip count, read at run time
+            values.append(args[-1])
         parts = driver.primitive(built.loop, tuple(values), {})  # a tuple of traced parts
         for grad, target in zip(parts, built.targets):
             _accumulate(driver, op, args[target], grad, active, grads)
+        for target, number, rows, offset in built.products:
+            grad = _product(driver, built.loop, values, parts[len(built.targets) + number],
+                            rows, offset)
+            _accumulate(driver, op, args[target], grad, active, grads)
     finally:
         driver.loc = saved_loc
+
+
+def _product(driver: Unroller, loop: Loop, values: list, stack, rows: Param, offset: int):
+    """`vs.T @ xs`: the sum over the iterations of the outer product of the
+    per-step vector (stacked at the counter) and the row read there."""
+    array = values[len(loop.carried) + loop.outside.index(rows)]
+    first, stop = loop.start + offset, loop.stop + offset
+    if (first, stop) != (0, np.shape(array.value)[0]):
+        array = driver.primitive(operator.getitem, (array, slice(first or None, stop)), {})
+    return driver.primitive(operator.matmul,
+                            (driver.primitive(primitives.T, (stack,), {}), array), {})
 
 
 def _active_body(loop: Loop, carried: list, outside: list, active_ops) -> set:
@@ -153,6 +176,12 @@ class _Reverse:
             self.prelude.append(self.next_index)
         return self.next_index
 
+    def _counted(self, value: Op) -> bool:
+        """The counter, or the counter plus or minus a number."""
+        return value is self.loop.counter or isinstance(value, Call) and value.fn in (
+            operator.add, operator.sub) and len(value.args) == 2 \
+            and type(value.args[1]) is int and self._counted(value.args[0])
+
     def _read_again(self, value: Op) -> Op | None:
         """`xs[t]`, `xs[t + 1]`, `t + 1` made again from the counter."""
         if not isinstance(value, Call) or value.kwargs:
@@ -197,7 +226,8 @@ class _Reverse:
             read = body.primitive(operator.getitem, (Traced(param, _ones(param), body),
                                                       Traced(self.index, 0, body)), {})
             grads[self.look(value)] = _plus(body, grads.get(self.look(value)), read)
-        active = {self.look(v) for v in self.active if v is not loop.counter}
+        active = {self.look(v) for v in (*loop.params, *loop.ops)  # in order: look() names
+                  if v in self.active and v is not loop.counter}    # stacks as it meets them
         scattered: dict[Op, list] = {}  # forward outside param -> (index, gradient) pairs
         for op in reversed(loop.ops):
             if not isinstance(op, Call) or op not in self.active \
@@ -208,8 +238,9 @@ class _Reverse:
                 labels.setdefault(grad.op, op)
             array = op.args[0] if op.fn is operator.getitem and len(op.args) == 2 else None
             if isinstance(array, Param) and array.role == OUTSIDE \
-                    and loop.counter in set(iter_refs(op.args[1])) \
-                    and primitives.is_basic_index(op.args[1]):
+                    and primitives.is_basic_index(op.args[1]) \
+                    and all(self._counted(v) for v in iter_refs(op.args[1])):
+                # `xs[t]`, `xs[t - 1]`, `w[2]`: written into the array's gradient there
                 index = map_refs(op.args[1], lambda v: Traced(self.look(v), self.known[v],
                                                               body))
                 scattered.setdefault(array, []).append((index, grad))
@@ -221,7 +252,7 @@ class _Reverse:
     def _finish(self, slots, carried_in, grads, scattered, stack_params, stack_grads,
                 labels) -> _Reversed | None:
         loop, body = self.loop, self.body
-        carried, results, inits, targets = [], [], [], []
+        carried, results, inits, targets, saved, products = [], [], [], [], [], []
         for k in slots:
             carried.append(carried_in[k])
             results.append(self._op(grads.get(self.look(loop.carried[k])), loop.carried[k]))
@@ -229,6 +260,13 @@ class _Reverse:
             targets.append(k)
         for j, forward_param in enumerate(loop.outside):
             if forward_param not in self.active:
+                continue
+            product = self._outer_product(forward_param, grads, scattered)
+            if product is not None:  # stacked here, one matmul after the loop
+                vector, rows, offset = product
+                if vector not in saved:
+                    saved.append(vector)
+                products.append((len(loop.carried) + j, saved.index(vector), rows, offset))
                 continue
             accumulator = Param(CARRIED, forward_param.shape, forward_param.dtype, None)
             total = Traced(accumulator, np.zeros(forward_param.shape, forward_param.dtype), body)
@@ -246,19 +284,56 @@ class _Reverse:
             labels[accumulator] = forward_param
             inits.append(("zeros", forward_param))
             targets.append(len(loop.carried) + j)
-        if not carried:
+        if not carried and not saved:
             return None
-        used = _used([*self.prelude, *body.ops], results)
-        stacked = [value for value, stack in self.stacks.items() if stack in used]
-        outside = [p for p, q in self.outside.items() if q in used]
+        used = _used([*self.prelude, *body.ops], [*results, *saved])
+        stacked = [value for value, stack in self.stacks.items()
+                   if stack in used or any(stack is rows for _, _, rows, _ in products)]
+        outside = [p for p, q in self.outside.items()
+                   if q in used or any(q is rows for _, _, rows, _ in products)]
         ops = [op for op in [*self.prelude, *body.ops] if op in used]
         params = (*(self.outside[p] for p in outside), *(self.stacks[v] for v in stacked),
                   *stack_params)
-        reverse = Loop(self.counter, tuple(carried), params, ops, tuple(results), (),
+        reverse = Loop(self.counter, tuple(carried), params, ops, tuple(results), tuple(saved),
                        loop.start, loop.stop, reverse=True, loc=loop.loc,
+                       bound=loop.start if loop.test is not None else loop.bound,
                        labels={op: label for op, label in labels.items()
                                if op in used or op in carried})
-        return _Reversed(reverse, inits, outside, stacked, stack_grads, targets)
+        return _Reversed(reverse, inits, outside, stacked, stack_grads, targets, products)
+
+    def _outer_product(self, forward_param, grads: dict, scattered: dict):
+        """`dW += np.outer(v, xs[t])`, the only use of `W`'s gradient in the
+        body: the per-step vector `v` to stack, the param whose rows `xs[t]`
+        reads (an outside array or a stack), and the row read at counter `t`
+        less `t`. None where the gradient is anything else (or the count is
+        not known when the code is written)."""
+        grad = grads.get(self.outside.get(forward_param))
+        if self.loop.bound is not None or self.loop.test is not None \
+                or scattered.get(forward_param) or not isinstance(grad, Traced):
+            return None
+        op = grad.op
+        if not (isinstance(op, Call) and op.fn is np.outer and len(op.args) == 2
+                and not op.kwargs and all(isinstance(a, Op) for a in op.args)):
+            return None
+        vector, read = op.args
+        if not (isinstance(read, Call) and read.fn is operator.getitem and not read.kwargs
+                and isinstance(read.args[0], Param) and read.args[0].role == OUTSIDE):
+            return None
+        offset = self._offset(read.args[1])
+        if offset is None or len(vector.shape) != 1:
+            return None
+        return vector, read.args[0], offset
+
+    def _offset(self, index) -> int | None:
+        """For an index `t + c` of the reversed loop's counter `t`: c."""
+        if index is self.counter:
+            return 0
+        if isinstance(index, Call) and index.fn in (operator.add, operator.sub) \
+                and type(index.args[1]) is int:
+            inner = self._offset(index.args[0])
+            step = index.args[1] if index.fn is operator.add else -index.args[1]
+            return None if inner is None else inner + step
+        return None
 
     def _op(self, grad, like: Op) -> Op:
         """A carried gradient as an op of the body, zeros where none flowed."""

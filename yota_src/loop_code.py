@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import operator
+import re
 
 import numpy as np
 
@@ -33,15 +34,12 @@ def loop_calls(tape: Tape) -> list[Call]:
     return [op for op in tape.ops if is_loop_call(op)]
 
 
-def is_read(op: Op) -> bool:
-    """`xs[t]`: a read at the counter, which reads as well where it is used."""
-    return isinstance(op, Call) and op.fn is operator.getitem and not op.kwargs
-
-
 def call_guards(call: Call) -> list:
     """The guards of a loop's body, once per iteration, where the loop stands
-    among the tape's (a fact counts the times it held)."""
-    return [op for op in call.fn.ops if isinstance(op, Guard)] * call.fn.count
+    among the tape's (a fact counts the times it held); a `while` loop's
+    test is its header, not a guard."""
+    return [op for op in call.fn.ops
+            if isinstance(op, Guard) and op is not call.fn.test] * call.fn.count
 
 
 def body_readers(loop: Loop) -> dict:
@@ -53,56 +51,126 @@ def body_readers(loop: Loop) -> dict:
 def loop_statements(writer, call: Call) -> list[str]:
     loop: Loop = call.fn
     n_carried = len(loop.carried)
-    lines: list[str] = []
     for param, arg in zip(loop.outside, call.args[n_carried:]):
         writer.names[param] = ast.unparse(writer.literal(arg))
-    counted = loop.saved or writer.users.get(loop.counter)
-    counter = writer.names[loop.counter] = _counter(writer) if counted else "_"
-    carried = []
-    for param, result, init in zip(loop.carried, loop.results, call.args[:n_carried]):
-        owned = _reusable(writer, init, call)
+    lines, carried = _carried_variables(writer, call)
+    stacks = [_stack_name(writer, writer.names[value]) if isinstance(value, Param) else None
+              for value in loop.saved]  # a carried value's stack, named now; the others later
+    if loop.test is not None:
+        counter = writer.names[loop.counter] = writer.fresh("steps")
+        header = [f"{counter} = {loop.start}", "while True:"]
+    else:
+        counted = loop.saved or writer.users.get(loop.counter)
+        counter = writer.names[loop.counter] = _counter(writer) if counted else "_"
+        stop = _stop(writer, loop, call)
+        steps = f"range({loop.start}, {stop})" if loop.start else f"range({stop})"
+        header = [f"for {counter} in {'reversed(' + steps + ')' if loop.reverse else steps}:"]
+    inner, header = _body(writer, loop, header)
+    results = [ast.unparse(writer.ref(result)) for result in loop.results]
+    moved = [(name, value) for name, value in zip(carried, results) if name != value]
+    if moved:
+        inner.append(f"{', '.join(n for n, _ in moved)} = {', '.join(v for _, v in moved)}")
+    index = counter if not loop.start else f"{counter} - {loop.start}"
+    top = inner.index("    break") + 1 if "    break" in inner else 0  # where the work starts
+    for number, value in enumerate(loop.saved):
+        if stacks[number] is None:
+            stacks[number] = _stack_name(writer, ast.unparse(writer.ref(value)))
+        code = ast.unparse(writer.ref(value))
+        store = f"{stacks[number]}.append({code})" if loop.test is not None else \
+            f"{stacks[number]}[{index}] = {code}"
+        if isinstance(value, Param):  # a carried value as it came in: before the work
+            inner.insert(top, store)
+            top += 1
+        else:
+            inner.append(store)
+    if loop.test is not None:
+        inner.append(f"{counter} += 1")
+    lines += _allocations(writer, loop, call, stacks) + header
+    lines += ["    " + line for line in inner or ["pass"]]
+    for value, name in zip(loop.saved, stacks):  # and the value it leaves the loop with
+        if isinstance(value, Param):
+            final = writer.names[value]
+            lines.append(f"{name}.append({final})" if loop.test is not None
+                         else f"{name}[-1] = {final}")
+    count = [_plus(counter, -loop.start)] if loop.test is not None else []
+    writer.outputs[call] = carried + stacks + count
+    return lines
+
+
+def _carried_variables(writer, call: Call) -> tuple[list[str], list[str]]:
+    """The lines that start the carried variables, and their names."""
+    loop: Loop = call.fn
+    lines, carried = [], []
+    for param, result, init in zip(loop.carried, loop.results, call.args[:len(loop.carried)]):
+        wanted = carried_name(writer, loop, param)
+        owned = _reusable(writer, init, call, wanted)
         if owned:
             name = writer.names[init]  # the loop goes on from the value of that name
         else:
-            name = writer.fresh(carried_name(writer, loop, param))
+            name = writer.fresh(wanted)
             lines.append(f"{name} = {ast.unparse(writer.literal(init))}")
         writer.names[param] = name
         carried.append(name)
         if _assigned_directly(loop, param, result):
             writer.preset[result] = name
-            if owned and _owned_array(init) and _updates(writer, param, result):
-                writer.augmented.add(result)  # `dW += ...`, `dxs[t] += ...`: the loop's own array
-    stacks = [None] * len(loop.saved)
-    for number, value in enumerate(loop.saved):  # a carried value's stack: named now
-        if isinstance(value, Param):
-            stacks[number] = _stack_name(writer, writer.names[value])
-    steps = f"range({loop.start}, {loop.stop})" if loop.start else f"range({loop.stop})"
-    lines.append(f"for {counter} in {'reversed(' + steps + ')' if loop.reverse else steps}:")
-    index = counter if not loop.start else f"{counter} - {loop.start}"
-    inner: list[str] = []
-    for value, name in zip(loop.saved, stacks):  # a carried value as it came in: first
-        if isinstance(value, Param):
-            inner.append(f"{name}[{index}] = {writer.names[value]}")
-    inner += writer.block(loop.ops, loop.loc)
-    results = [ast.unparse(writer.ref(result)) for result in loop.results]
-    moved = [(name, value) for name, value in zip(carried, results) if name != value]
-    if moved:
-        inner.append(f"{', '.join(n for n, _ in moved)} = {', '.join(v for _, v in moved)}")
-    for number, value in enumerate(loop.saved):  # the body's values: named by the body
-        if not isinstance(value, Param):
-            stacks[number] = _stack_name(writer, ast.unparse(writer.ref(value)))
-            inner.append(f"{stacks[number]}[{index}] = {ast.unparse(writer.ref(value))}")
-    types = loop.output_types()[n_carried:]
-    for value, name, (shape, _) in zip(loop.saved, stacks, types):
+            writer.pinned.update(_pinned(writer, loop, param, result))
+            chain = _update_chain(writer, param, result) if owned and _owned_array(init) \
+                else None
+            if chain:  # `dW += ...`, `dxs[t] += ...`: the loop's own array, in place
+                writer.augmented.update(chain)
+                writer.preset.update((op, name) for op in chain)
+    return lines, carried
+
+
+def _body(writer, loop: Loop, header: list[str]) -> tuple[list[str], list[str]]:
+    """The body's statements, and the loop's header: a `while` loop's test
+    is its header (`while err > 0.001:`) where the work before it folds into
+    it, else it ends the loop from inside (`if not ...: break`)."""
+    if loop.test is None:
+        return writer.block(loop.ops, loop.loc), header
+    at = loop.ops.index(loop.test)
+    before = writer.block(loop.ops[:at], loop.loc)
+    test = ast.unparse(writer.ref(loop.test.value))
+    after = writer.block(loop.ops[at + 1:], loop.loc)
+    if not before:
+        return after, [header[0], f"while {test}:"]
+    return before + [f"if not ({test}):", "    break"] + after, header
+
+
+def _allocations(writer, loop: Loop, call: Call, stacks: list) -> list[str]:
+    """The stacks, made before the loop: arrays of the known (or run-time)
+    count, or lists a `while` loop appends to."""
+    lines = []
+    for value, name in zip(loop.saved, stacks):
+        if loop.test is not None:
+            lines.append(f"{name} = []")
+            continue
         dtype = "" if value.dtype == np.float64 else \
             f", {ast.unparse(writer.literal(np.dtype(value.dtype)))}"
-        lines.insert(len(lines) - 1, f"{name} = np.empty({shape!r}{dtype})")
-    lines += ["    " + line for line in inner or ["pass"]]
-    for value, name in zip(loop.saved, stacks):  # and the value it leaves the loop with
-        if isinstance(value, Param):
-            lines.append(f"{name}[-1] = {writer.names[value]}")
-    writer.outputs[call] = carried + stacks
+        count = _count(writer, loop, call, isinstance(value, Param))
+        shape = f"({count}, {', '.join(map(str, value.shape))})" if value.shape else \
+            f"({count},)"
+        lines.append(f"{name} = np.empty({shape}{dtype})")
     return lines
+
+
+def _stop(writer, loop: Loop, call: Call) -> str:
+    """Where the counter stops: a number, or `n`, `n + 1` for a trip count read
+    at run time from the argument `n`."""
+    if loop.bound is None:
+        return str(loop.stop)
+    return _plus(ast.unparse(writer.literal(call.args[-1])), loop.bound)
+
+
+def _count(writer, loop: Loop, call: Call, one_more: bool) -> str:
+    """How many iterations run (one more for a carried value's stack)."""
+    if loop.bound is None:
+        return str(loop.count + one_more)
+    return _plus(ast.unparse(writer.literal(call.args[-1])), loop.bound - loop.start + one_more)
+
+
+def _plus(text: str, number: int) -> str:
+    return text if not number else f"{text} {'+' if number > 0 else '-'} {abs(number)}"
 
 
 def _stack_name(writer, name: str) -> str:
@@ -146,23 +214,53 @@ def _owned_array(init: Op) -> bool:
     return isinstance(init, Call) and returns_new_array(init.fn)
 
 
-def _updates(writer, param: Param, result: Op) -> bool:
-    """`result` adds to the carried array in place: `param + g` or an index
-    store into `param`, its only reader."""
-    if writer.users.get(param) != [result] or not isinstance(result, Call):
-        return False
-    if result.fn is operator.add and len(result.args) == 2 and result.args[0] is param \
-            and isinstance(result.args[1], Op) and result.args[1].shape == param.shape:
-        return True
+def _update_chain(writer, param: Param, result: Op) -> list[Op] | None:
+    """`result` is the carried array updated in place, one step after the
+    other (`param + g`, an index store into it), each step read by the next
+    alone: the steps, in order."""
     from .primitives import index_add
-    return result.fn is index_add and result.args[0] is param
+    chain, op = [], result
+    while op is not param:
+        if not isinstance(op, Call) or not op.args:
+            return None
+        previous = op.args[0]
+        adds = op.fn is operator.add and len(op.args) == 2 and isinstance(op.args[1], Op) \
+            and op.args[1].shape == op.shape
+        if not (adds or op.fn is index_add) or writer.users.get(previous) != [op]:
+            return None
+        chain.append(op)
+        op = previous
+    return chain[::-1]
 
 
-def _reusable(writer, init: Op, call: Call) -> bool:
-    """A variable the loop may take over: named by the code, read by this loop alone."""
-    return isinstance(init, Op) and init in writer.names and init not in writer.inlined \
-        and writer.users.get(init) == [call] and (
-            writer.assigned(init) or isinstance(init, Input) and not init.path)
+def _pinned(writer, loop: Loop, param: Param, result: Op) -> list[Op]:
+    """What reads the value carried in and must be written where it stands,
+    before the variable takes the new value: folded into a line after that,
+    it would read the new one. A value that only goes into the new value
+    (`h = np.tanh(W @ h + x)`) is folded."""
+    pinned, place = [], {op: number for number, op in enumerate(loop.ops)}
+    for op in loop.ops:
+        if param not in set(operands(op)):
+            continue
+        reader = op
+        while reader is not result and len(writer.users.get(reader, [])) == 1 \
+                and writer.users[reader][0] is not None:
+            reader = writer.users[reader][0]
+        if reader is not result and not (reader in place and place[reader] < place[result]):
+            pinned.append(op)  # folded into a statement written after the new value
+    return pinned
+
+
+def _reusable(writer, init: Op, call: Call, wanted: str) -> bool:
+    """A variable the loop may take over: named by the code as the carried
+    variable is (`h`, `h_2`: an argument `h0` would read as the argument),
+    and read by this loop alone."""
+    if not (isinstance(init, Op) and init in writer.names and init not in writer.inlined
+            and writer.users.get(init) == [call]
+            and (writer.assigned(init) or isinstance(init, Input) and not init.path)):
+        return False
+    name = writer.names[init]
+    return name == wanted or re.fullmatch(rf"{re.escape(wanted)}_\d+", name) is not None
 
 
 def _assigned_directly(loop: Loop, param: Param, result: Op) -> bool:

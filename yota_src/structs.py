@@ -344,11 +344,15 @@ class Signature:
     def leaf_expression(self, index: int, path: tuple) -> str:
         return path_expression(self.params[index], path)
 
-    def describe(self) -> str:
+    def describe(self, free_counts: frozenset = frozenset()) -> str:
+        """Each leaf and what it is specialised to; an int argument in
+        `free_counts` is a trip count read at run time (any int will do)."""
         parts = []
         for i, leaves in enumerate(self.leaves):
             for leaf in leaves:
-                parts.append(f"{self.leaf_expression(i, leaf.path)} {leaf.describe()}")
+                what = "any int (a trip count)" if i in free_counts and not leaf.path \
+                    else leaf.describe()
+                parts.append(f"{self.leaf_expression(i, leaf.path)} {what}")
         return "; ".join(parts)
 
 

@@ -204,7 +204,7 @@ class Tape:
 
     def __init__(self, ops: list[Op], output, signature, n_forward: int | None = None,
                  dependencies: tuple = (), labels: dict | None = None,
-                 origins: dict | None = None):
+                 origins: dict | None = None, free_counts: frozenset = frozenset()):
         self.ops = ops
         self.output = output
         self.signature = signature  # structs.Signature: what the tape is specialised to
@@ -215,12 +215,15 @@ class Tape:
         # an op a pass made in place of a recorded one -> that recorded op, whose
         # example value it computes too (the reverse pass's templates read it)
         self.origins: dict[Op, Op] = origins or {}
+        # int arguments read at run time as trip counts, whatever their value (the
+        # signature's value of them is the example's; counts.py)
+        self.free_counts = free_counts
 
     def replace(self, **changes) -> Tape:
         """A new tape with some fields changed and the others shared."""
         fields = dict(ops=self.ops, output=self.output, signature=self.signature,
                       n_forward=self.n_forward, dependencies=self.dependencies,
-                      labels=self.labels, origins=self.origins)
+                      labels=self.labels, origins=self.origins, free_counts=self.free_counts)
         fields.update(changes)
         if "ops" in changes and "n_forward" not in changes:
             fields["n_forward"] = len(fields["ops"])

@@ -28,7 +28,7 @@ from dataclasses import replace
 import gast
 import numpy as np
 
-from . import contexts, distributions, nested, operators, primitives, rules
+from . import contexts, counts, distributions, nested, operators, primitives, rules, trace_roll
 from .builtin_calls import builtin_handler
 from .errors import (
     Location,
@@ -40,6 +40,7 @@ from .errors import (
     YotaError,
 )
 from .generators import UnrolledGenerator, is_generator_function
+from .loops import Loop
 from .recorder import NotCarried, Recorder
 from .source import FunctionSource, closure_cells, function_source, unwrap
 from .specialisation import MISSING, dependency, describe, is_plain_data, snapshot
@@ -51,6 +52,8 @@ from .views import Views
 BINARY = operators.by_node(gast, "binary")
 UNARY = operators.by_node(gast, "unary")
 COMPARE = operators.by_node(gast, "compare")
+
+_COUNTS = (counts.TripCount, counts.Counter)
 
 # Functions from these packages are primitives (recorded), never inlined.
 # Libraries whose functions are run, not unrolled (logging and warnings: their
@@ -337,6 +340,10 @@ class Unroller(Recorder):
         self.loc: Location | None = None
         self.loops: tuple = ()
         self.loop_entries = itertools.count()
+        self.index_nodes: set[int] = set()  # where a counter only indexes (counts.py)
+        self.inlined_calls = 0
+        self.roll = True  # loops may roll while traced (trace_roll.py)
+        self.roll_attempts: dict = {}  # loop entry -> the iteration to try rolling it again
         self.dependencies: dict = {}  # what the trace read from outside the arguments
         self.watched: dict[int, object] = {}  # objects from outside, by id: attribute reads count
         self.held: dict[int, object] = {}  # objects the arguments hold, by id: never written
@@ -967,6 +974,7 @@ class Unroller(Recorder):
                     lambda: fn(*args, **kwargs), result)
 
     def inline_function(self, fn, args, kwargs, node, frame):
+        self.inlined_calls += 1  # a helper may change state a loop's trace cannot see
         if isinstance(fn, types.MethodType):
             args, fn = (fn.__self__,) + tuple(args), fn.__func__
         fn = unwrap(fn)
@@ -1510,22 +1518,58 @@ class Unroller(Recorder):
         self.exec_block(stmt.body if taken else stmt.orelse, frame)
 
     def exec_For(self, stmt, frame):
-        items = self.items(self.eval(stmt.iter, frame), stmt.iter, frame)
-        with self.loop(stmt, frame) as start:
+        count = self.trip_count(stmt, frame)
+        if count is not None:
+            items = iter(range(count.value))
+            if isinstance(stmt.target, gast.Name):
+                self.index_nodes |= counts.index_positions(stmt.body, stmt.target.id)
+            first = 0
+            total, use = count.value, count.counter
+        else:
+            iterable = self.eval(stmt.iter, frame)
+            first = iterable.start if isinstance(iterable, range) and iterable.step == 1 \
+                else None
+            total, use = _length(iterable), None
+            if first is not None and isinstance(stmt.target, gast.Name):
+                use = counts.Use()  # the counter: rolled at trace time if it only indexes
+                self.index_nodes |= counts.index_positions(stmt.body, stmt.target.id)
+            items = self.items(iterable, stmt.iter, frame)
+        starts = []  # where each iteration's ops begin
+        with self.loop(stmt, frame, count, first) as (start, settle):
             for iteration in itertools.count():
                 start(iteration)  # the next item (`xs[t]`, unpacking) is the `for` line's
+                begin = len(self.ops)
                 try:
                     item = next(items)
                 except StopIteration:
                     break
+                if use is not None:
+                    item = counts.Counter(item, use)
+                starts.append(begin)
                 self.bind(stmt.target, item, frame)
                 if self.iteration(stmt.body, frame):
                     return
+                entry = settle()
+                if total is not None and trace_roll.roll_rest(self, frame, entry, starts, total,
+                                                              use):
+                    self.bind_last(stmt.target, iterable if count is None else None, total,
+                                   use, frame)
+                    break
         self.at(stmt, frame)
         self.exec_block(stmt.orelse, frame)
 
+    def bind_last(self, target, iterable, total: int, use, frame) -> None:
+        """A loop rolled at trace time: its name holds the last item, as Python leaves it."""
+        if not isinstance(target, gast.Name) or target.id not in frame.locals:
+            return
+        if isinstance(iterable, Traced):
+            self.bind(target, self.subscript(iterable, total - 1, target, frame), frame)
+        else:
+            last = (iterable[-1] if iterable is not None else total - 1)
+            self.bind(target, counts.Counter(last, use) if use is not None else last, frame)
+
     def exec_While(self, stmt, frame):
-        with self.loop(stmt, frame) as start:
+        with self.loop(stmt, frame) as (start, settle):
             for count in itertools.count():
                 start(count)  # the test that starts iteration `count`
                 if not self.truth(self.eval(stmt.test, frame), stmt.test, frame):
@@ -1535,22 +1579,46 @@ class Unroller(Recorder):
                                                  self.location_of(stmt, frame))
                 if self.iteration(stmt.body, frame):
                     return
+                settle()
         self.at(stmt, frame)
         self.exec_block(stmt.orelse, frame)
 
+    def trip_count(self, stmt, frame) -> counts.LoopCount | None:
+        """`for t in range(n):` over an int argument `n`: the loop's count, which
+        may be read at run time if nothing else uses `n` (counts.py)."""
+        name = counts.range_of_count(stmt.iter, frame) if self.user_code else None
+        if name is None:
+            return None
+        value = self.eval_Name(name, frame)  # read for the count: no other use of it
+        if not isinstance(value, counts.TripCount) or self.eval(stmt.iter.func, frame) \
+                is not range:
+            return None
+        return counts.LoopCount(value)
+
     @contextlib.contextmanager
-    def loop(self, stmt, frame):
+    def loop(self, stmt, frame, count=None, first: int | None = None):
         """A loop statement runs: `start(i)` begins iteration i, whose ops
         record (entry, i) in their location's loops, at the loop's header
         (its test or next item: else those ops would carry the body's last line)."""
         header = frame.source.location(stmt) if self.user_code else None
-        outer, entry = self.loops, LoopEntry(next(self.loop_entries), header)
+        state = counts.LoopState(stmt.body, getattr(stmt, "target", None))
+        outer, entry = self.loops, LoopEntry(next(self.loop_entries), header, count,
+                                             isinstance(stmt, gast.While), first, state)
+        if count is not None:
+            count.state = state
+        inlined = [self.inlined_calls]
 
         def start(iteration: int) -> None:
             self.loops = outer + ((entry, iteration),)
             self.at(stmt, frame)
+
+        def settle() -> LoopEntry:
+            """An iteration has run: note what it changed; the loop's entry."""
+            state.after_iteration(frame.locals, self.inlined_calls != inlined[0])
+            inlined[0] = self.inlined_calls
+            return entry
         try:
-            yield start
+            yield start, settle
         finally:
             self.loops = outer
 
@@ -1698,7 +1766,12 @@ class Unroller(Recorder):
             if handler is None:
                 raise self.unsupported(node, frame, f"the expression `{_text(node)}`")
             self._expr_handlers[type(node)] = handler
-        return handler(node, frame)
+        value = handler(node, frame)
+        if type(value) in _COUNTS:  # a trip count or a counter, used: no longer free
+            if type(value) is not counts.Counter or id(node) not in self.index_nodes:
+                value.use.used = True
+            return int(value)
+        return value
 
     def eval_Constant(self, node, frame):
         return node.value
@@ -2239,6 +2312,16 @@ def _index_text(index, show) -> str:
     return ", ".join(parts)
 
 
+def _length(iterable) -> int | None:
+    """How many items a `for` loop over a range or a traced array's rows has."""
+    if isinstance(iterable, range):
+        return len(iterable)
+    if isinstance(iterable, Traced) and isinstance(iterable.value, np.ndarray) \
+            and iterable.value.ndim:
+        return iterable.value.shape[0]
+    return None
+
+
 def _shape_may_follow_data(fn, args, kwargs) -> bool:
     """Can the result's shape change with the values (not just the shapes) of
     the inputs? For np.unique and its kind; for any primitive given a traced
@@ -2248,6 +2331,8 @@ def _shape_may_follow_data(fn, args, kwargs) -> bool:
     indices or elementwise operands, whose shapes alone decide."""
     if fn in DATA_SHAPED or (fn is np.where and len(args) + len(kwargs) == 1):
         return True
+    if isinstance(fn, Loop):  # its values are as the body makes them, whatever its count
+        return False
     if isinstance(fn, np.ufunc) or fn in operators.SYMBOLS \
             or fn in SHAPED_BY_INDEX_SHAPES:
         return False

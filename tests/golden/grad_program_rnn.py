@@ -46,8 +46,7 @@ def grad_rnn(Wx, Wh, xs):
     dh = 2.0 * h
     # golden_programs.py:27  for x in xs:
     dxs = np.zeros((3, 3))
-    dWx = np.zeros((4, 3))
-    dWh = np.zeros((4, 4))
+    t1s = np.empty((3, 4))
     for t in reversed(range(3)):
         h_2 = hs[t + 1]
         # golden_programs.py:28  h = np.tanh(Wx @ x + Wh @ h)
@@ -55,6 +54,9 @@ def grad_rnn(Wx, Wh, xs):
         dh = t1 @ Wh
         dx = t1 @ Wx
         dxs[t] += dx
-        dWx += np.outer(t1, xs[t])
-        dWh += np.outer(t1, hs[t])
+        t1s[t] = t1
+    # golden_programs.py:27  for x in xs:
+    t2 = t1s.T
+    dWx = t2 @ xs
+    dWh = t2 @ hs[:3]
     return out, dWx, dWh, dxs

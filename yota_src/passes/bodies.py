@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..loops import Loop, Param
-from ..tape import Call, Op, Tape
+from ..tape import Call, Op, Tape, operands
 from .rewrite import rewrite
 
 
@@ -24,11 +24,18 @@ def in_loop_bodies(*passes: Callable[[Tape], Tape]) -> Callable[[Tape], Tape]:
             if body.ops == [*loop.params, *loop.ops]:
                 return op
             results, saved = body.output
-            rewritten = Loop(loop.counter, loop.carried, loop.outside,
-                             [each for each in body.ops if not isinstance(each, Param)],
-                             tuple(results), tuple(saved), loop.start, loop.stop, loop.reverse,
-                             loop.loc, body.labels, {**loop.origins, **body.origins})
-            made = Call(rewritten, op.args, op.kwargs, op.shape, op.dtype, op.loc, op.depends)
+            ops = [each for each in body.ops if not isinstance(each, Param)]
+            read = {operand for each in ops for operand in operands(each)} | set(results) \
+                | set(saved)
+            n_carried = len(loop.carried)
+            kept = [j for j, param in enumerate(loop.outside) if param in read]  # the others: gone
+            rewritten = loop.replace(
+                ops=ops, results=tuple(results), saved=tuple(saved), labels=body.labels,
+                origins={**loop.origins, **body.origins},
+                outside=tuple(loop.outside[j] for j in kept))
+            args = (*op.args[:n_carried], *(op.args[n_carried + j] for j in kept),
+                    *op.args[n_carried + len(loop.outside):])
+            made = Call(rewritten, args, op.kwargs, op.shape, op.dtype, op.loc, op.depends)
             made.hint = op.hint
             return made
         return rewrite(tape, visit)

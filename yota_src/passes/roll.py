@@ -20,7 +20,7 @@ from .. import nested
 from ..iterations import inner_loops, iterations
 from ..loops import CARRIED, COUNTER, OUTSIDE, Loop, Param
 from ..primitives import has_effect
-from ..tape import Call, Const, Guard, Op, Tape, map_refs, readers
+from ..tape import Call, Const, Guard, Input, Op, Tape, map_refs, readers
 from .rewrite import with_operands
 
 SHORTEST = 3  # iterations: a shorter run reads as well unrolled
@@ -32,6 +32,7 @@ def roll_loops(tape: Tape, shortest: int = SHORTEST) -> Tape:
     loops inside it), then the tape is rebuilt once: the pass takes time
     in proportion to the tape's length however many loops it rolls."""
     position = {op: i for i, op in enumerate(tape.ops)}
+    users = readers(tape.ops, tape.output)
     bodies: dict[int, _Body] = {}  # by the position of the run's first op
     taken: set[Op] = set()
     for entry, by_iteration in sorted(iterations(tape).items()):
@@ -42,11 +43,11 @@ def roll_loops(tape: Tape, shortest: int = SHORTEST) -> Tape:
                 break
             run, matches = found
             lowest = run.last + 1
-            body = _planned(tape, position, entry, by_iteration, run, matches, taken)
+            body = _planned(tape, position, entry, by_iteration, run, matches, taken, users)
             if body is not None:
                 bodies[position[body.members_in_order[0]]] = body
                 taken.update(body.members)
-    return _rebuilt(tape, bodies) if bodies else tape
+    return _rebuilt(tape, bodies, users) if bodies else tape
 
 
 @dataclass
@@ -97,12 +98,17 @@ def _agrees(match: _Match, moving: dict) -> bool:
     return True
 
 
-def _match(entry, by_iteration: dict, number: int, template: int, relaxed: bool) -> _Match | None:
+def _match(entry, by_iteration: dict, number: int, template: int, relaxed: bool,
+           test: bool = False) -> _Match | None:
     """How iteration `number` does what `template` does, or None where it does
     not. `relaxed`: it is the first of the run, so where the template reads a
     value carried from the previous iteration, it may read any value from
-    before the run (the value the loop starts from)."""
+    before the run (the value the loop starts from). `test`: it is a `while`
+    loop's last test, which does what the template does up to its guard,
+    where the data went the other way."""
     ops, model = by_iteration[number], by_iteration[template]
+    if test:
+        model = model[: len(ops)]
     if len(ops) != len(model):
         return None
     here = {op: position for position, op in enumerate(ops)}
@@ -146,8 +152,9 @@ def _match(entry, by_iteration: dict, number: int, template: int, relaxed: bool)
                 or inner_loops(op, entry) != inner_loops(model_op, entry):
             return None
         if isinstance(op, Guard):
-            if op.convert is not model_op.convert or not _equal(op.expected, model_op.expected) \
-                    or not same(op.value, model_op.value, None):
+            other_way = test and position == len(ops) - 1
+            if op.convert is not model_op.convert or not same(op.value, model_op.value, None) \
+                    or _equal(op.expected, model_op.expected) == other_way:
                 return None
         elif not isinstance(op, Call) or op.fn is not model_op.fn \
                 or not _same_shape((op.args, op.kwargs), (model_op.args, model_op.kwargs)):
@@ -234,7 +241,7 @@ def _from_end(ops: list) -> dict:
 # --- making the loop -------------------------------------------------------
 
 def _planned(tape: Tape, position: dict, entry, by_iteration: dict, run: _Run,
-             matches: list, taken: set):
+             matches: list, taken: set, users: dict):
     """The body of the loop for `run`, or None where it stays unrolled."""
     members = [op for n in range(run.first, run.last + 1) for op in by_iteration[n]]
     start = position[members[0]]
@@ -249,19 +256,22 @@ def _planned(tape: Tape, position: dict, entry, by_iteration: dict, run: _Run,
     body = _Body(tape, entry, by_iteration, run, moving, members)
     if not body.build(next((m.inits for m in matches if m.inits), {})):
         return None
+    if entry.is_while:
+        body.end_with_test(by_iteration, users, position, moving)
     return body
 
 
-def _rebuilt(tape: Tape, bodies: dict) -> Tape:
+def _rebuilt(tape: Tape, bodies: dict, users: dict) -> Tape:
     """The tape with each planned run replaced by its loop, in one walk."""
-    users = readers(tape.ops, tape.output)
     replaced: dict[Op, Op] = {}
     look = lambda op: replaced.get(op, op)  # noqa: E731
     labels, origins = dict(tape.labels), dict(tape.origins)
-    ops, index, outside = [], 0, set()
+    ops, index, outside, counts = [], 0, set(), {}
     while index < len(tape.ops):
         body = bodies.get(index)
         if body is not None:
+            body.counts = counts  # the inputs trip counts are read from, one per argument
+            body.count_values = origins
             ops += body.emit(look, users, replaced, labels, origins)
             outside.update(body.outside)
             index += len(body.members)
@@ -276,8 +286,10 @@ def _rebuilt(tape: Tape, bodies: dict) -> Tape:
         ops.append(new)
         index += 1
     output = map_refs(tape.output, look)
-    ops, labels, origins = _without_dead_reads(ops, output, labels, origins, outside)
-    return tape.replace(ops=ops, output=output, labels=labels, origins=origins)
+    ops, labels, origins = _without_dead_reads([*counts.values(), *ops], output, labels,
+                                               origins, outside)
+    return tape.replace(ops=ops, output=output, labels=labels,
+                        origins=origins, free_counts=tape.free_counts | frozenset(counts))
 
 
 class _Body:
@@ -299,6 +311,7 @@ class _Body:
         self.labels: dict[Op, str] = {}
         self.counter = Param(COUNTER, (), np.dtype(int), "t")
         self.shift = 0  # the counter's value less the iteration's number
+        self.test: Guard | None = None  # a `while` loop's test, where it ends the loop
         self.counted: dict[int, Op] = {}
 
     def build(self, inits: dict) -> bool:
@@ -327,9 +340,12 @@ class _Body:
         return self.tape.origins.get(op, op)
 
     def _first_offset(self) -> int:
-        """The counter's value less the iteration's: the offset of the first
-        index that moves with it (`xs[t]` reads as the user wrote it), or
-        what makes the counter start at 0."""
+        """The counter's value less the iteration's: the user's counter for a
+        loop over a range (`x[t + 1] - x[t]` reads as written), else the
+        offset of the first index that moves with it (`xs[t]`), else what
+        makes the counter start at 0."""
+        if self.entry.start is not None:
+            return self.entry.start
         for position, op in enumerate(self.model):
             if not isinstance(op, Call):
                 continue
@@ -406,7 +422,8 @@ class _Body:
         if delta == 0:
             return self.counter
         if delta not in self.counted:
-            made = Call(operator.add, (self.counter, delta), {}, (), np.dtype(int), None, False)
+            made = Call(operator.add if delta > 0 else operator.sub, (self.counter, abs(delta)),
+                        {}, (), np.dtype(int), None, False)
             self.ops.append(made)
             self.counted[delta] = made
         return self.counted[delta]
@@ -424,36 +441,104 @@ class _Body:
 
     # -- the tape with the loop in place of the run ----------------------------
 
-    def emit(self, look, users: dict, replaced: dict, labels: dict, origins: dict) -> list:
-        """The loop call and its outputs read after it, in place of the run's
-        ops; `replaced`, `labels` and `origins` learn what stands for what."""
-        run, model, tape = self.run, self.model, self.tape
-        members, member_set = self.members_in_order, self.members
-        slots = sorted(self.carried, reverse=True)  # in the order the body makes them
-        results = tuple(self.made[model[len(model) - slot]] for slot in slots)
-        length = len(model)
-        outside_uses = [op for op in members
-                        if any(user is None or user not in member_set
-                               for user in users.get(op, []))]
+    def end_with_test(self, by_iteration: dict, users: dict, position: dict,
+                      moving: dict) -> None:
+        """A `while` loop's run that goes on to the loop's last test: the loop
+        op runs until the test fails, however many iterations that takes, and
+        the last test (the iteration after the run) goes into it."""
+        number = self.run.last + 1
+        if number != max(by_iteration) or self._outputs(users)[1] \
+                or self.entry.state is None or self.entry.state.changes:
+            return  # iterations after the run, values of one iteration read after it, or
+            # state changed that the trace folded (counts.LoopState)
+        ops = by_iteration[number]
+        end = position[self.members_in_order[-1]] + 1
+        if not ops or self.tape.ops[end: end + len(ops)] != ops \
+                or any(user not in ops for op in ops for user in users.get(op, [])):
+            return
+        guard = self.model[len(ops) - 1] if len(ops) <= len(self.model) else None
+        match = _match(self.entry, by_iteration, number, self.run.template, relaxed=False,
+                       test=True)
+        if not isinstance(guard, Guard) or guard.convert is not bool or guard.expected is not \
+                True or match is None or not _agrees(match, dict(moving)):
+            return
+        self.test = self.made[guard]
+        self.members_in_order = self.members_in_order + ops
+        self.members |= set(ops)
+
+    def _outputs(self, users: dict) -> tuple[dict, list]:
+        """The ops of the run read after it: the carried values it ends with
+        (by output number), and the body values read at some iteration."""
+        run, model, length = self.run, self.model, len(self.model)
+        slots = sorted(self.carried, reverse=True)
         finals, saved = {}, []
-        for op in outside_uses:
-            iteration, at = divmod(members.index(op), length)
+        for number, op in enumerate(self.members_in_order[: (run.last - run.first + 1) * length]):
+            if not any(user is None or user not in self.members for user in users.get(op, [])):
+                continue
+            iteration, at = divmod(number, length)
             slot = length - at
             if iteration == run.last - run.first and slot in self.carried:
                 finals[op] = slots.index(slot)
             elif self.made[model[at]] not in saved:
                 saved.append(self.made[model[at]])
-        loop = Loop(self.counter, tuple(self.carried[s] for s in slots),
-                    tuple(self.outside.values()), self.ops, results, tuple(saved),
-                    run.first + self.shift, run.last + 1 + self.shift,
-                    loc=self.entry.header, labels={}, origins=self.origins)
+        for op in list(finals):  # a value read at each iteration: the last one too, alike
+            if self.made[model[self.members_in_order.index(op) % length]] in saved:
+                del finals[op]
+        return finals, saved
+
+    def _free_count(self, saved: list) -> Input | None:
+        """The int argument the loop's trip count is read from at run time, if
+        its count is free (counts.py), the run goes on to the loop's last
+        iteration and nothing after the loop reads a value of one iteration."""
+        count = self.entry.count
+        if count is None or not count.free or saved or self.run.last != count.value - 1:
+            return None
+        if count.index not in self.counts:
+            argument = Input(count.index, (), (), np.dtype(int), scalar=True)
+            self.counts[count.index] = argument
+            self.count_values[argument] = Const(count.value)  # its example value
+        return self.counts[count.index]
+
+    def loop(self, slots: list, saved: list, start: int, stop: int,
+             bound: int | None = None) -> Loop:
+        """The loop op of the body, carrying `slots`, stacking `saved`."""
+        model = self.model
+        results = tuple(self.made[model[len(model) - slot]] for slot in slots)
+        return Loop(self.counter, tuple(self.carried[s] for s in slots),
+                    tuple(self.outside.values()), self.ops, results, tuple(saved), start, stop,
+                    loc=self.entry.header, labels={}, origins=self.origins, bound=bound,
+                    test=self.test)
+
+    def arguments(self, slots: list, look) -> list:
+        """The loop call's arguments: where each carried value starts, then
+        what the body reads from outside."""
+        return [look(a) if isinstance(a, Op) else a
+                for a in (*(self.inits[s] for s in slots), *self.outside)]
+
+    def emit(self, look, users: dict, replaced: dict, labels: dict, origins: dict) -> list:
+        """The loop call and its outputs read after it, in place of the run's
+        ops; `replaced`, `labels` and `origins` learn what stands for what."""
+        run, model, tape = self.run, self.model, self.tape
+        members = self.members_in_order
+        slots = sorted(self.carried, reverse=True)  # in the order the body makes them
+        length = len(model)
+        finals, saved = self._outputs(users)
+        place = {op: number for number, op in enumerate(members)}
+        count = self._free_count(saved) if self.test is None else None
+        loop = self.loop(slots, saved, run.first + self.shift, run.last + 1 + self.shift,
+                         None if count is None else self.shift)
         types = loop.output_types()
         dtypes = [dtype for _, dtype in types]
-        call = Call(loop, tuple(look(a) if isinstance(a, Op) else a
-                                for a in (*(self.inits[s] for s in slots), *self.outside)), {},
-                    None,
-                    np.result_type(*dtypes) if dtypes else None, self.entry.header, True)
+        args = tuple(self.arguments(slots, look)) + (() if count is None else (count,))
+        call = Call(loop, args, {}, None, np.result_type(*dtypes) if dtypes else None,
+                    self.entry.header, True)
         new_ops, parts = [call], {}
+        if count is not None and run.first > 0:  # the iterations before the loop must run
+            enough = Call(operator.ge, (count, run.first), {}, (), np.dtype(bool), call.loc,
+                          True)
+            name = tape.signature.params[count.index]
+            new_ops[:0] = [enough, Guard(enough, True, bool, f"{name} >= {run.first}",
+                                         call.loc)]
 
         def part(k: int) -> Op:
             if k not in parts:
@@ -465,15 +550,17 @@ class _Body:
         for op in members:
             labels.pop(op, None)
             origins.pop(op, None)
-        for op in outside_uses:
+        for op in members:
             if op in finals:
                 made = part(finals[op])
-            else:
-                iteration, at = divmod(members.index(op), length)
+            elif any(user is None or user not in self.members for user in users.get(op, [])):
+                iteration, at = divmod(place[op], length)
                 stack = part(len(slots) + saved.index(self.made[model[at]]))
                 made = Call(operator.getitem, (stack, iteration), {}, op.shape, op.dtype,
                             op.loc, op.depends)
                 new_ops.append(made)
+            else:
+                continue
             made.hint = op.hint
             label = tape.label(op)
             if label is not None:

@@ -34,12 +34,27 @@ def simplify(tape: Tape) -> Tape:
         better = _respelled(op) or (None if forward else _broadcast_dropped(op))
         if better is not None:
             return better
-        kept = _identity_operand(op)
+        kept = _identity_operand(op) or _restacked(op)
         if kept is None or kept.shape != op.shape or kept.dtype != op.dtype:
             return op
         return kept
 
     return rewrite(tape, visit)
+
+
+def _restacked(op: Op) -> Op | None:
+    """`np.stack([S[0], S[1], ..., S[n - 1]])` is `S` (a rolled loop's stack of
+    the values a list gathered, one per iteration)."""
+    if not (isinstance(op, Call) and op.fn is np.stack and len(op.args) == 1
+            and op.kwargs in ({}, {"axis": 0}) and isinstance(op.args[0], (list, tuple))):
+        return None
+    rows = op.args[0]
+    source = rows[0].args[0] if rows and isinstance(rows[0], Call) and rows[0].args else None
+    if not isinstance(source, Op) or source.shape is None or source.shape[:1] != (len(rows),):
+        return None
+    return source if all(isinstance(row, Call) and row.fn is operator.getitem
+                         and row.args == (source, i) and not row.kwargs
+                         for i, row in enumerate(rows)) else None
 
 
 def _respelled(op: Op) -> Op | None:
