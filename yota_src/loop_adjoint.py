@@ -234,17 +234,18 @@ class _Reverse:
                     or self.look(op) not in grads:
                 continue
             grad = grads.pop(self.look(op))
-            if isinstance(grad, Traced) and grad.op in set(body.ops):
-                labels.setdefault(grad.op, op)
             array = op.args[0] if op.fn is operator.getitem and len(op.args) == 2 else None
             if isinstance(array, Param) and array.role == OUTSIDE \
                     and primitives.is_basic_index(op.args[1]) \
                     and all(self._counted(v) for v in iter_refs(op.args[1])):
                 # `xs[t]`, `xs[t - 1]`, `w[2]`: written into the array's gradient there
+                # (`dxs[t] += ...`, which names it)
                 index = map_refs(op.args[1], lambda v: Traced(self.look(v), self.known[v],
                                                               body))
                 scattered.setdefault(array, []).append((index, grad))
                 continue
+            if isinstance(grad, Traced) and grad.op in set(body.ops):
+                labels.setdefault(grad.op, op)
             _propagate(body, self.known, op, grad, active, grads, look=self.look)
         return self._finish(slots, carried_in, grads, scattered, stack_params, stack_grads,
                             labels)

@@ -52,11 +52,9 @@ def grad_rnn(Wx, Wh, xs):
         # golden_programs.py:28  h = np.tanh(Wx @ x + Wh @ h)
         t1 = dh * (1 - h_2 * h_2)
         dh = t1 @ Wh
-        dx = t1 @ Wx
-        dxs[t] += dx
+        dxs[t] += t1 @ Wx
         t1s[t] = t1
     # golden_programs.py:27  for x in xs:
-    t2 = t1s.T
-    dWx = t2 @ xs
-    dWh = t2 @ hs[:3]
+    dWx = t1s.T @ xs
+    dWh = t1s.T @ hs[:3]
     return out, dWx, dWh, dxs

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import nested
-from ..primitives import FRESH_BUFFERS, has_effect
+from ..primitives import FRESH_BUFFERS, T, has_effect
 from ..tape import Call, Guard, Op, Tape
 from .rewrite import rewrite
 
@@ -19,7 +19,8 @@ def eliminate_common_subexpressions(tape: Tape) -> Tape:
                 return seen.setdefault(("guard", op.value, op.convert, _key(op.expected)), op)
             except TypeError:
                 return op
-        if not isinstance(op, Call) or has_effect(op.fn) or op.fn in FRESH_BUFFERS:
+        if not isinstance(op, Call) or has_effect(op.fn) or op.fn in FRESH_BUFFERS \
+                or op.fn is T:  # a view, free to make again: `vs.T @ xs` reads better
             return op
         try:
             return seen.setdefault(_key((op.fn, op.args, op.kwargs)), op)
