@@ -379,3 +379,66 @@ def test_helpers_are_traced_every_iteration_and_still_rolled(rng):
     assert len(tape.ops) > 40 * 4  # a helper may change what the trace cannot see: traced
     rolled, _ = both_ways(with_helper, W, xs)  # and rolled afterwards
     assert loop_count(rolled) == 2
+
+
+# --- state the ops do not show ---------------------------------------------
+
+COEFFS = [1.0] * 12 + [5.0] + [1.0] * 20
+
+
+def python_coefficients(xs, w, n):
+    total = 0.0
+    for t in range(n):
+        total = total + COEFFS[t] * np.tanh(w @ xs[t])  # a Python list read at the counter
+    return total
+
+
+def python_order(X, w, n):
+    order = list(range(X.shape[0]))[::-1]
+    total = 0.0
+    for t in range(n):
+        total = total + np.tanh(X[order[t]] @ w)
+    return total
+
+
+def hidden_iterator(x, factors):
+    it = iter(factors)
+    while np.sum(x * x) > 0.01:
+        x = x * next(it)  # state the loop's ops do not show
+    return np.sum(x)
+
+
+@pytest.mark.parametrize("f", [python_coefficients, python_order])
+def test_python_values_read_at_the_counter_are_traced_every_time(f, rng):
+    xs, w = rng.normal(size=(30, 3)), rng.normal(size=3)
+    for n in (6, 25):
+        both_ways(f, xs, w, n)
+    df = ys.simplegrad(f, xs, w, 6)
+    assert "n != 6" in df.source  # n stays part of the specialisation
+    with pytest.raises(ys.errors.SignatureMismatch):
+        df(xs, w, 25)
+
+
+def test_a_while_loop_that_changes_hidden_state_is_refused_for_other_counts():
+    factors = [0.5] * 40
+    x = np.array([0.3, 0.2])
+    df = ys.simplegrad(hidden_iterator, x, factors)
+    with pytest.raises(ys.errors.ControlFlowChanged):
+        df(np.array([3.0, 1.0]), factors)
+
+
+def test_a_negative_count_is_refused(rng):
+    df = ys.simplegrad(double, 1.5, 5)
+    with pytest.raises(ys.errors.ControlFlowChanged, match="n >= 0"):
+        df(1.5, -1)
+
+
+def test_a_count_read_at_run_time_for_a_loop_rolled_while_traced(rng):
+    W, U, xs = rng.normal(size=(5, 5)) * 0.4, rng.normal(size=(5, 3)), rng.normal(size=(60, 3))
+    df = ys.simplegrad(rnn_steps, W, U, xs, 50)
+    assert "range(n)" in df.source and "n != 50" not in df.source
+    for n in (3, 50, 60):
+        got = df(W, U, xs, n)
+        expected = ys.simplegrad(rnn_steps, W, U, xs, n, loops="unroll")(W, U, xs, n)
+        for a, b in zip(got[:3], expected[:3]):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)

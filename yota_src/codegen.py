@@ -174,7 +174,7 @@ class _Writer:
         self.pinned: set[Op] = set()  # body values written where they stand, never folded
         self.outputs: dict[Call, list[str]] = {}  # a loop's outputs: the variables it sets
         self.naming = Naming(tape, kind, self.sig.params, self.users, body_labels,
-                             self.backward)
+                             self.backward, [op for call in loops for op in call.fn.ops])
         self.in_place = self.naming.in_place
         self.writes_in_place = set(self.in_place.values())
         self.facts = facts([guard for op in tape.ops for guard in
@@ -234,9 +234,9 @@ class _Writer:
     def other_path_helper(self) -> list[str]:
         """The one function every data-dependent guard raises through."""
         message = (f"{self.name} was generated for data where ", _Field("fact"),
-                   "; this call goes the other way, so the unrolled code does not apply")
+                   "; this call goes the other way, so the generated code does not apply")
         return [f"def {self.other_path}(fact):",
-                '    """The data took another path than the example\'s: the unrolled code '
+                '    """The data took another path than the example\'s: the generated code '
                 'does not apply."""',
                 *_wrapped("    raise ControlFlowChanged(", message, 0)]
 

@@ -97,9 +97,15 @@ def _product(driver: Unroller, loop: Loop, values: list, stack, rows: Param, off
     """`vs.T @ xs`: the sum over the iterations of the outer product of the
     per-step vector (stacked at the counter) and the row read there."""
     array = values[len(loop.carried) + loop.outside.index(rows)]
-    first, stop = loop.start + offset, loop.stop + offset
-    if (first, stop) != (0, np.shape(array.value)[0]):
+    first = loop.start + offset
+    if loop.bound is not None:  # `xs[:n]`: the rows the run-time count reaches
+        count = values[-1]
+        stop = count if not loop.bound + offset else driver.primitive(
+            operator.add, (count, loop.bound + offset), {})
         array = driver.primitive(operator.getitem, (array, slice(first or None, stop)), {})
+    elif (first, loop.stop + offset) != (0, np.shape(array.value)[0]):
+        array = driver.primitive(operator.getitem,
+                                 (array, slice(first or None, loop.stop + offset)), {})
     return driver.primitive(operator.matmul,
                             (driver.primitive(primitives.T, (stack,), {}), array), {})
 
@@ -309,8 +315,8 @@ class _Reverse:
         less `t`. None where the gradient is anything else (or the count is
         not known when the code is written)."""
         grad = grads.get(self.outside.get(forward_param))
-        if self.loop.bound is not None or self.loop.test is not None \
-                or scattered.get(forward_param) or not isinstance(grad, Traced):
+        if self.loop.test is not None or scattered.get(forward_param) \
+                or not isinstance(grad, Traced):
             return None
         op = grad.op
         if not (isinstance(op, Call) and op.fn is np.outer and len(op.args) == 2

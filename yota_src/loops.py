@@ -68,6 +68,7 @@ class Loop:
         # then also gives how many iterations ran, after the stacks, which are lists
         self.test = test
         self._memo: dict = {}  # the last run on the example, shared with `saving` copies
+        self.entry = None  # the loop statement's entry, for a loop rolled while traced
         self._flat = None
         self.__name__ = self.__qualname__ = "loop"
 

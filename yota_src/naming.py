@@ -33,13 +33,15 @@ _TEMPORARY = re.compile(r"t\d+(_\d+)?$")
 
 class Naming:
     def __init__(self, tape: Tape, kind: str, params: list[str], users: dict,
-                 body_labels: dict | None = None, backward: set | None = None):
+                 body_labels: dict | None = None, backward: set | None = None,
+                 body_ops: list | None = None):
         self.tape = tape
+        body_ops = body_ops or []  # the ops of rolled loops' bodies
         # the labels of rolled loops' body values, and the reverse section with the
         # bodies of its loops
         self.body_labels = body_labels or {}
         self.backward = backward if backward is not None else set(tape.ops[tape.n_forward:])
-        self.in_place = _in_place_buffers(tape, users)
+        self.in_place = _in_place_buffers(tape.ops + body_ops, users)
         self.output_names = _output_names(tape, kind, params)
         # the user's own names: a made-up name equal to one would read as its reassignment
         self.user_names = set(params) | {label for label in tape.labels.values()
@@ -113,11 +115,11 @@ def _output_names(tape: Tape, kind: str, params: list[str]) -> dict[Op, str]:
     return names
 
 
-def _in_place_buffers(tape: Tape, users: dict) -> dict[Op, Op]:
+def _in_place_buffers(ops: list, users: dict) -> dict[Op, Op]:
     """Fresh buffers written in place by their only user, an index store: the
     buffer and each write are one variable."""
     buffers, written = {}, set()
-    for op in tape.ops:
+    for op in ops:
         if isinstance(op, Call) and op.fn in primitives.INDEX_STORES:
             buffer = op.args[0]
             fresh = isinstance(buffer, Call) and (primitives.returns_new_array(buffer.fn)

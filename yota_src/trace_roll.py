@@ -79,6 +79,7 @@ def _replace(unroller, frame, body, members: list, run, total: int, state) -> bo
                 saved.append(made)
             names[name] = ("saved", made)
     loop = body.loop(slots, saved, run.first + body.shift, total + body.shift)
+    loop.entry = body.entry  # its count may be read at run time (roll.py binds it)
     args = [Traced(a, unroller.values[a], unroller) if a in unroller.values else a
             for a in body.arguments(slots, lambda op: op)]
     if any(isinstance(a, Traced) and a.op in member_set for a in args):

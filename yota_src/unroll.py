@@ -54,6 +54,11 @@ UNARY = operators.by_node(gast, "unary")
 COMPARE = operators.by_node(gast, "compare")
 
 _COUNTS = (counts.TripCount, counts.Counter)
+# builtins that change no state when called (next(it) advances an iterator)
+_PURE_BUILTINS = {len, range, float, int, abs, min, max, sum, isinstance, issubclass, zip,
+                  enumerate, round, bool, type, tuple, list, dict, set, frozenset, sorted,
+                  reversed, any, all, str, repr, format, hasattr, getattr, divmod, pow, map,
+                  filter, iter, hash, id, callable, complex, slice, ord, chr}
 
 # Functions from these packages are primitives (recorded), never inlined.
 # Libraries whose functions are run, not unrolled (logging and warnings: their
@@ -341,7 +346,9 @@ class Unroller(Recorder):
         self.loops: tuple = ()
         self.loop_entries = itertools.count()
         self.index_nodes: set[int] = set()  # where a counter only indexes (counts.py)
+        self.python_index = False  # evaluating the index of a Python container
         self.inlined_calls = 0
+        self.opaque_calls = 0  # calls run natively that may change state (counts.LoopState)
         self.roll = True  # loops may roll while traced (trace_roll.py)
         self.roll_attempts: dict = {}  # loop entry -> the iteration to try rolling it again
         self.dependencies: dict = {}  # what the trace read from outside the arguments
@@ -884,6 +891,8 @@ class Unroller(Recorder):
             return self.output(fn, args, kwargs, node, frame)
         handler = builtin_handler(fn)
         if handler is not None:
+            if fn not in _PURE_BUILTINS:  # next(it), setattr(...): state the ops do not show
+                self.opaque_calls += 1
             return handler(self, args, kwargs, node, frame)
         if distributions.is_distribution(fn):  # norm(mu, sigma): its methods take them
             return distributions.freeze(fn, args, kwargs)
@@ -904,6 +913,7 @@ class Unroller(Recorder):
         if inlinable(fn if not isinstance(fn, types.MethodType) else fn.__func__):
             return self.inline_function(fn, args, kwargs, node, frame)
         if isinstance(fn, type):
+            self.opaque_calls += 1
             return self.construct(fn, args, kwargs, node, frame)
         method = self.python_method(fn, "__call__")
         if method is not None:  # a callable object of the user's: its __call__ is unrolled
@@ -925,6 +935,7 @@ class Unroller(Recorder):
         guarded (traced.py), so what it does to local containers happens as in
         a call. A container of the arguments or from outside that it changes
         is put back and refused: the generated code would not change it."""
+        self.opaque_calls += 1  # `lst.pop()`: state a loop's ops do not show
         protected = [(c, _contents(c)) for c in (getattr(fn, "__self__", None), *args,
                                                  *kwargs.values())
                      if (id(c) in self.held or id(c) in self.outside or id(c) in self.watched)
@@ -1606,7 +1617,7 @@ class Unroller(Recorder):
                                              isinstance(stmt, gast.While), first, state)
         if count is not None:
             count.state = state
-        inlined = [self.inlined_calls]
+        inlined = [self.inlined_calls + self.opaque_calls]
 
         def start(iteration: int) -> None:
             self.loops = outer + ((entry, iteration),)
@@ -1614,8 +1625,9 @@ class Unroller(Recorder):
 
         def settle() -> LoopEntry:
             """An iteration has run: note what it changed; the loop's entry."""
-            state.after_iteration(frame.locals, self.inlined_calls != inlined[0])
-            inlined[0] = self.inlined_calls
+            calls = self.inlined_calls + self.opaque_calls
+            state.after_iteration(frame.locals, calls != inlined[0])
+            inlined[0] = calls
             return entry
         try:
             yield start, settle
@@ -1768,7 +1780,8 @@ class Unroller(Recorder):
             self._expr_handlers[type(node)] = handler
         value = handler(node, frame)
         if type(value) in _COUNTS:  # a trip count or a counter, used: no longer free
-            if type(value) is not counts.Counter or id(node) not in self.index_nodes:
+            if type(value) is not counts.Counter or id(node) not in self.index_nodes \
+                    or self.python_index:  # indexing a Python value reads what no op shows
                 value.use.used = True
             return int(value)
         return value
@@ -1790,8 +1803,15 @@ class Unroller(Recorder):
                               node, frame)
 
     def eval_Subscript(self, node, frame):
-        return self.subscript(self.eval(node.value, frame), self.eval(node.slice, frame),
-                              node, frame)
+        container = self.eval(node.value, frame)
+        if isinstance(container, Traced) or not self.index_nodes:
+            return self.subscript(container, self.eval(node.slice, frame), node, frame)
+        saved, self.python_index = self.python_index, True  # `coeffs[t]`: the counter is used
+        try:
+            index = self.eval(node.slice, frame)
+        finally:
+            self.python_index = saved
+        return self.subscript(container, index, node, frame)
 
     def eval_Slice(self, node, frame):
         bound = lambda part: None if part is None else self.concretize(  # noqa: E731

@@ -31,6 +31,6 @@ def grad_energy(x):
 
 
 def _other_path(fact):
-    """The data took another path than the example's: the unrolled code does not apply."""
+    """The data took another path than the example's: the generated code does not apply."""
     raise ControlFlowChanged(f"grad_energy was generated for data where {fact}; this call goes "
-                             "the other way, so the unrolled code does not apply")
+                             "the other way, so the generated code does not apply")

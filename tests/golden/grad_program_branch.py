@@ -42,6 +42,6 @@ def grad_branch(x, y):
 
 
 def _other_path(fact):
-    """The data took another path than the example's: the unrolled code does not apply."""
+    """The data took another path than the example's: the generated code does not apply."""
     raise ControlFlowChanged(f"grad_branch was generated for data where {fact}; this call goes "
-                             "the other way, so the unrolled code does not apply")
+                             "the other way, so the generated code does not apply")

@@ -28,7 +28,7 @@ FORWARD_PASSES = (roll_loops, simplify, eliminate_common_subexpressions,
                   in_loop_bodies(simplify, eliminate_common_subexpressions))
 BACKWARD_PASSES = (fold_seeds, keep_masked_zeros, simplify, eliminate_common_subexpressions,
                    in_loop_bodies(simplify, eliminate_common_subexpressions,
-                                  eliminate_dead_code),
+                                  accumulate_scatters, eliminate_dead_code),
                    accumulate_scatters, eliminate_dead_code, own_outputs)
 
 

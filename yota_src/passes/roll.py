@@ -21,7 +21,7 @@ from ..iterations import inner_loops, iterations
 from ..loops import CARRIED, COUNTER, OUTSIDE, Loop, Param
 from ..primitives import has_effect
 from ..tape import Call, Const, Guard, Input, Op, Tape, map_refs, readers
-from .rewrite import with_operands
+from .rewrite import rewrite, with_operands
 
 SHORTEST = 3  # iterations: a shorter run reads as well unrolled
 
@@ -31,6 +31,7 @@ def roll_loops(tape: Tape, shortest: int = SHORTEST) -> Tape:
     The runs are found on the tape as given (an outer loop's before the
     loops inside it), then the tape is rebuilt once: the pass takes time
     in proportion to the tape's length however many loops it rolls."""
+    tape = _counted_at_run_time(tape)
     position = {op: i for i, op in enumerate(tape.ops)}
     users = readers(tape.ops, tape.output)
     bodies: dict[int, _Body] = {}  # by the position of the run's first op
@@ -48,6 +49,46 @@ def roll_loops(tape: Tape, shortest: int = SHORTEST) -> Tape:
                 bodies[position[body.members_in_order[0]]] = body
                 taken.update(body.members)
     return _rebuilt(tape, bodies, users) if bodies else tape
+
+
+def _counted_at_run_time(tape: Tape) -> Tape:
+    """Loops rolled while traced whose trip count is free (counts.py): the
+    count read from the argument at run time, as `emit` does for the others."""
+    users = readers(tape.ops, tape.output)
+    counts: dict[int, Input] = {}
+    origins = dict(tape.origins)
+
+    def visit(op: Op, forward: bool, original: Op) -> Op:
+        loop = op.fn if isinstance(op, Call) and isinstance(op.fn, Loop) else None
+        entry = getattr(loop, "entry", None)
+        count = getattr(entry, "count", None)
+        shift = None if count is None else loop.stop - count.value  # counter less iteration
+        if count is None or not count.free or loop.bound is not None or loop.test is not None \
+                or loop.start != shift or any(user is None or user.args[1] >= len(loop.carried)
+                                              for user in users.get(original, [])):
+            return op  # not free, iterations before the loop, or a stack read after it
+        if count.index not in counts:
+            counts[count.index] = Input(count.index, (), (), np.dtype(int), scalar=True)
+            origins[counts[count.index]] = Const(count.value)
+        made = Call(loop.replace(bound=shift), (*op.args, counts[count.index]), op.kwargs,
+                    op.shape, op.dtype, op.loc, op.depends)
+        return (*_count_guard(counts[count.index], 0, tape.signature.params[count.index],
+                              op.loc), made)
+
+    rewritten = rewrite(tape, visit)
+    if not counts:
+        return tape
+    return rewritten.replace(ops=[*counts.values(), *rewritten.ops],
+                             origins={**rewritten.origins, **{c: origins[c] for c in counts
+                                                              .values()}},
+                             free_counts=tape.free_counts | frozenset(counts))
+
+
+def _count_guard(count: Input, first: int, name: str, loc) -> list[Op]:
+    """`n >= first`, checked at run time: the code before the loop ran `first`
+    iterations, and a negative count would give stacks no size can have."""
+    enough = Call(operator.ge, (count, first), {}, (), np.dtype(bool), loc, True)
+    return [enough, Guard(enough, True, bool, f"{name} >= {first}", loc)]
 
 
 @dataclass
@@ -533,12 +574,9 @@ class _Body:
         call = Call(loop, args, {}, None, np.result_type(*dtypes) if dtypes else None,
                     self.entry.header, True)
         new_ops, parts = [call], {}
-        if count is not None and run.first > 0:  # the iterations before the loop must run
-            enough = Call(operator.ge, (count, run.first), {}, (), np.dtype(bool), call.loc,
-                          True)
-            name = tape.signature.params[count.index]
-            new_ops[:0] = [enough, Guard(enough, True, bool, f"{name} >= {run.first}",
-                                         call.loc)]
+        if count is not None:  # the iterations before the loop run; no negative count
+            new_ops[:0] = _count_guard(count, run.first, tape.signature.params[count.index],
+                                       call.loc)
 
         def part(k: int) -> Op:
             if k not in parts:
