@@ -6,21 +6,12 @@ checked against finite differences and against the unrolled gradient."""
 import numpy as np
 import pytest
 from golden_programs import newton_sqrt, rnn
+from helpers_loops import nested, rows_with_a_branch
 
 import yota_src as ys
 from yota_src.loops import Loop
 from yota_src.passes import optimize_forward
 from yota_src.tape import Tape, TapeError
-
-
-def rows_with_a_branch(X):
-    total = 0.0
-    for t in range(X.shape[0]):
-        if X[t, 0] > 0:
-            total = total + np.sum(X[t] ** 2)
-        else:
-            total = total - np.sum(X[t])
-    return total
 
 
 def row_norms(X, w):
@@ -35,14 +26,6 @@ def shifted(x, w):
     total = 0.0
     for t in range(x.shape[0] - 1):
         total = total + w * (x[t + 1] - x[t]) ** 2
-    return total
-
-
-def nested(A):
-    total = 0.0
-    for i in range(A.shape[0]):
-        for j in range(A.shape[1]):
-            total = total + A[i, j] * A[i, j]
     return total
 
 
