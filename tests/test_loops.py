@@ -425,3 +425,39 @@ def test_a_count_read_at_run_time_for_a_loop_rolled_while_traced(rng):
         expected = ys.simplegrad(rnn_steps, W, U, xs, n, loops="unroll")(W, U, xs, n)
         for a, b in zip(got[:3], expected[:3]):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def swapped_carries(w):
+    h, c = 0.0, 1.0
+    for _ in range(4):
+        h, c = w * c, c + h  # backwards, the old `dc` goes on as `dh`
+    return h + c
+
+
+def three_carries(w, x):
+    a, b, c = 1.0, 0.5, 0.25
+    for _ in range(5):
+        a, b, c = c * w, a + c, b + a * x
+    return a + b * c
+
+
+def gru_like(w, xs):
+    m, h = 0.0, np.zeros(2)
+    for t in range(xs.shape[0]):
+        m, h = h + m, np.tanh(w * m + xs[t])
+    return np.sum(h) + np.sum(m)
+
+
+def swapped_while(a):
+    h, c = 1.0, 1.0
+    while c < 20:
+        h, c = a * c, h + c
+    return h + c
+
+
+@pytest.mark.parametrize("f, args", [
+    (swapped_carries, (0.7,)), (three_carries, (0.7, 0.3)),
+    (gru_like, (0.3, np.linspace(-1, 1, 12).reshape(6, 2))), (swapped_while, (1.5,))],
+    ids=["two", "three", "gru-like", "while"])
+def test_carried_values_that_pass_into_each_other(f, args):
+    both_ways(f, *args)

@@ -266,8 +266,10 @@ def _reusable(writer, init: Op, call: Call, wanted: str) -> bool:
 def _assigned_directly(loop: Loop, param: Param, result: Op) -> bool:
     """The body may assign the value carried out to the carried variable
     itself: a new op, carried out once, after which nothing reads the value
-    carried in (nor stacks it at the end)."""
-    if isinstance(result, Param) or sum(r is result for r in loop.results) > 1:
+    carried in: no op, and no other carried variable that takes it as it
+    came in (`h, c = w * c, c + h` backwards: the old `dc` goes on as `dh`)."""
+    if isinstance(result, Param) or sum(r is result for r in loop.results) > 1 \
+            or param in loop.results:
         return False
     after = loop.ops[loop.ops.index(result) + 1:]
     return not any(param in set(operands(op)) for op in after)
