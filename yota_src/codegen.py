@@ -37,6 +37,7 @@ from .errors import UnsupportedSyntaxError
 from .facts import Fact, facts
 from .loader import InProcessOnly, load
 from .loop_code import call_guards
+from .loops import is_loop, is_loop_output
 from .naming import Naming
 from .structs import (
     ATTR,
@@ -150,7 +151,7 @@ class _Writer:
         self.temps = 0
         self.assignments: set[Op] = set()
         self.augmented: set[Op] = set()  # a loop's updates of its own arrays, in place
-        self.counters: set[str] = set()  # names of loop counters
+        self.counter: str | None = None  # the name loop counters take, once one is named
         self.imports = {"import numpy as np"}
         self.errors_used: set[str] = set()
         self.constants: list[str] = []  # module-level arrays the function reads
@@ -178,7 +179,7 @@ class _Writer:
         self.in_place = self.naming.in_place
         self.writes_in_place = set(self.in_place.values())
         self.facts = facts([guard for op in tape.ops for guard in
-                            (call_guards(op) if loop_code.is_loop_call(op) else [op])
+                            (call_guards(op) if is_loop(op) else [op])
                             if isinstance(guard, Guard)])
         self.fact_names: dict[Fact, str] = {}  # facts decided more than once: module constants
         self.fact_lines: list[str] = []
@@ -478,8 +479,8 @@ class _Writer:
             indent = "    " * len(blocks)
             here = self.group(op)
             if op.loc is not None and here != group:
-                lines.append(indent + f"# {_comment(f'{op.loc.short}  {op.loc.line.strip()}')}")
-            group = None if loop_code.is_loop_call(op) else here  # after a loop: say the line
+                lines.append(indent + self.source_comment(op))
+            group = None if is_loop(op) else here  # after a loop: say the line
             lines += [indent + line for line in statements]
         lines += self.close_blocks(blocks, 0)
         lines += self.return_statements()
@@ -545,9 +546,9 @@ class _Writer:
             return []
         if isinstance(op, Call) and op.fn in primitives.INDEX_STORES:
             return self.index_store(op)
-        if loop_code.is_loop_call(op):
+        if is_loop(op):
             return loop_code.loop_statements(self, op)
-        if loop_code.is_part(op):
+        if is_loop_output(op):  # a variable the loop sets
             self.names[op] = self.outputs[op.args[0]][op.args[1]]
             return []
         expr = self.expression(op)
@@ -585,10 +586,14 @@ class _Writer:
             on_header = header is not None and op.loc is not None and (
                 op.loc.filename, op.loc.lineno) == (header.filename, header.lineno)
             if op.loc is not None and here != group and not on_header:
-                lines.append(f"# {_comment(f'{op.loc.short}  {op.loc.line.strip()}')}")
+                lines.append(self.source_comment(op))
             group = here
             lines += statements
         return lines
+
+    def source_comment(self, op: Op) -> str:
+        """`# file.py:12  the line`, above the statements of a source line."""
+        return f"# {_comment(f'{op.loc.short}  {op.loc.line.strip()}')}"
 
     def outside_read(self, op: Const, name: str) -> None:
         """A large array from outside the arguments is never written into the
@@ -758,7 +763,7 @@ class _Writer:
         made later (and the generator would give each other numbers)."""
         users = self.users.get(op, [])
         return ((self.base_name(op) is None or op in self.loop_reads) and len(users) == 1
-                and not loop_code.is_loop_call(users[0]) and op not in self.preset
+                and not is_loop(users[0]) and op not in self.preset
                 and op not in self.pinned
                 and not (isinstance(op, Call) and primitives.has_effect(op.fn))
                 and users[0] is not None and (self.group(users[0]) == self.group(op)

@@ -73,15 +73,14 @@ class LoopState:
     names hold traced values or the same value after every iteration
     (`steps += 1` is state that would be wrong for another count)."""
 
-    def __init__(self, body: list, target=None):
+    def __init__(self, body: list):
         self.names = _assigned_names(body)
         self.changes = self.names is None
         self.last: dict = {}
-        # the `for` statement's own name (`x` of `for x in xs`)
-        self.loop_targets = (target.id,) if isinstance(target, gast.Name) else ()
 
-    def after_iteration(self, frame_locals: dict, inlined: bool) -> None:
-        if inlined:
+    def after_iteration(self, frame_locals: dict, called: bool) -> None:
+        """`called`: the iteration called code whose effects its ops do not show."""
+        if called:
             self.changes = True
         if self.changes:
             return
@@ -132,7 +131,7 @@ def _assigned_names(body: list) -> set[str] | None:
     return names if simple(body) else None
 
 
-def range_of_count(node, frame) -> gast.Name | None:
+def range_of_count(node) -> gast.Name | None:
     """The `n` of a `for ... in range(n):` header, as written."""
     if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
             and node.func.id == "range" and len(node.args) == 1 and not node.keywords \

@@ -182,12 +182,6 @@ class _Reverse:
             self.prelude.append(self.next_index)
         return self.next_index
 
-    def _counted(self, value: Op) -> bool:
-        """The counter, or the counter plus or minus a number."""
-        return value is self.loop.counter or isinstance(value, Call) and value.fn in (
-            operator.add, operator.sub) and len(value.args) == 2 \
-            and type(value.args[1]) is int and self._counted(value.args[0])
-
     def _read_again(self, value: Op) -> Op | None:
         """`xs[t]`, `xs[t + 1]`, `t + 1` made again from the counter."""
         if not isinstance(value, Call) or value.kwargs:
@@ -243,7 +237,7 @@ class _Reverse:
             array = op.args[0] if op.fn is operator.getitem and len(op.args) == 2 else None
             if isinstance(array, Param) and array.role == OUTSIDE \
                     and primitives.is_basic_index(op.args[1]) \
-                    and all(self._counted(v) for v in iter_refs(op.args[1])):
+                    and all(_offset(v, loop.counter) is not None for v in iter_refs(op.args[1])):
                 # `xs[t]`, `xs[t - 1]`, `w[2]`: written into the array's gradient there
                 # (`dxs[t] += ...`, which names it)
                 index = map_refs(op.args[1], lambda v: Traced(self.look(v), self.known[v],
@@ -326,21 +320,10 @@ class _Reverse:
         if not (isinstance(read, Call) and read.fn is operator.getitem and not read.kwargs
                 and isinstance(read.args[0], Param) and read.args[0].role == OUTSIDE):
             return None
-        offset = self._offset(read.args[1])
+        offset = _offset(read.args[1], self.counter)
         if offset is None or len(vector.shape) != 1:
             return None
         return vector, read.args[0], offset
-
-    def _offset(self, index) -> int | None:
-        """For an index `t + c` of the reversed loop's counter `t`: c."""
-        if index is self.counter:
-            return 0
-        if isinstance(index, Call) and index.fn in (operator.add, operator.sub) \
-                and type(index.args[1]) is int:
-            inner = self._offset(index.args[0])
-            step = index.args[1] if index.fn is operator.add else -index.args[1]
-            return None if inner is None else inner + step
-        return None
 
     def _op(self, grad, like: Op) -> Op:
         """A carried gradient as an op of the body, zeros where none flowed."""
@@ -351,6 +334,19 @@ class _Reverse:
         fn, args = primitives.filled(like.shape, 0.0 if grad is None else float(grad),
                                      like.dtype)
         return self.body.primitive(fn, args, {}).op
+
+
+def _offset(index, counter: Param) -> int | None:
+    """For an index `t + c` of `counter` (`t`, `t - 1`, `t + 1`): c; None for
+    anything else."""
+    if index is counter:
+        return 0
+    if isinstance(index, Call) and index.fn in (operator.add, operator.sub) \
+            and len(index.args) == 2 and type(index.args[1]) is int:
+        inner = _offset(index.args[0], counter)
+        step = index.args[1] if index.fn is operator.add else -index.args[1]
+        return None if inner is None else inner + step
+    return None
 
 
 def _useful_slots(loop: Loop, dy: list, active: set) -> list[int]:

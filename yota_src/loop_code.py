@@ -17,21 +17,13 @@ import re
 
 import numpy as np
 
-from .loops import Loop, Param
+from .loops import Loop, Param, is_loop
+from .primitives import index_add, returns_new_array
 from .tape import Call, Guard, Input, Op, Tape, operands, readers
 
 
-def is_loop_call(op) -> bool:
-    return isinstance(op, Call) and isinstance(op.fn, Loop)
-
-
-def is_part(op) -> bool:
-    """`loop_call[k]`: an output of a loop, which is a variable the loop sets."""
-    return isinstance(op, Call) and op.fn is operator.getitem and is_loop_call(op.args[0])
-
-
 def loop_calls(tape: Tape) -> list[Call]:
-    return [op for op in tape.ops if is_loop_call(op)]
+    return [op for op in tape.ops if is_loop(op)]
 
 
 def call_guards(call: Call) -> list:
@@ -191,7 +183,7 @@ def initial_name(writer, op: Op) -> str | None:
     """The name for an op whose only use is to start a loop's carried
     variable: that variable's, so the loop goes on under it."""
     users = writer.users.get(op, [])
-    if len(users) != 1 or not is_loop_call(users[0]):
+    if len(users) != 1 or not is_loop(users[0]):
         return None
     loop = users[0].fn
     slot = list(users[0].args[: len(loop.carried)]).index(op) \
@@ -201,16 +193,13 @@ def initial_name(writer, op: Op) -> str | None:
 
 def _counter(writer) -> str:
     """`t`, or the counter of a loop written before (its loop is over)."""
-    for name in sorted(writer.counters):
-        return name
-    name = writer.fresh("t")
-    writer.counters.add(name)
-    return name
+    if writer.counter is None:
+        writer.counter = writer.fresh("t")
+    return writer.counter
 
 
 def _owned_array(init: Op) -> bool:
     """A new array of the code's own (never an argument, or a view of one)."""
-    from .primitives import returns_new_array
     return isinstance(init, Call) and returns_new_array(init.fn)
 
 
@@ -218,7 +207,6 @@ def _update_chain(writer, param: Param, result: Op) -> list[Op] | None:
     """`result` is the carried array updated in place, one step after the
     other (`param + g`, an index store into it), each step read by the next
     alone: the steps, in order."""
-    from .primitives import index_add
     chain, op = [], result
     while op is not param:
         if not isinstance(op, Call) or not op.args:

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import copy
 import itertools
+import operator
 from collections.abc import Callable
 
 import numpy as np
 
 from .errors import ControlFlowChanged, Location
-from .primitives import display_name, has_effect
-from .tape import Call, Guard, Op, _show, map_refs, operands
+from .primitives import has_effect, index_add
+from .tape import Call, Guard, Op, map_refs, op_text, operands, readers
 
 COUNTER, CARRIED, OUTSIDE = "counter", "carried", "outside"
 
@@ -197,14 +198,10 @@ class Loop:
         loop's `dxs`): each carried param -> that store. The loop runs them in
         place on its own copy, as the generated code does, not copying the
         array every iteration."""
-        from .primitives import index_add
-        readers: dict[Op, list] = {}
-        for op in self.ops:
-            for operand in operands(op):
-                readers.setdefault(operand, []).append(op)
+        users = readers(self.ops, ())
         return {param: result for param, result in zip(self.carried, self.results)
                 if isinstance(result, Call) and result.fn is index_add
-                and result.args[0] is param and readers.get(param) == [result]
+                and result.args[0] is param and users.get(param) == [result]
                 and param not in self.saved}
 
     def verify(self, fault: Callable[[str], None]) -> None:
@@ -243,13 +240,8 @@ class Loop:
         else:
             lines = [f"for t from {self.start}, while {names[self.test.value]} holds:"]
         for op in self.ops:
-            if isinstance(op, Call):
-                parts = [_show(a, names) for a in op.args]
-                parts += [f"{k}={_show(v, names)}" for k, v in op.kwargs.items()]
-                text = f"{names[op]} = {display_name(op.fn)}({', '.join(parts)})"
-            else:
-                text = f"guard {op.convert.__name__}({names[op.value]}) == {op.expected!r}"
-            lines.append(indent + text)
+            text = op_text(op, names)
+            lines.append(indent + (f"{names[op]} = {text}" if isinstance(op, Call) else text))
         carried = ", ".join(names[p] for p in self.carried)
         results = ", ".join(names[r] for r in self.results)
         if carried:
@@ -265,4 +257,10 @@ def _add_in_place(buffer, index, values):
 
 
 def is_loop(op) -> bool:
+    """A call of a rolled loop."""
     return isinstance(op, Call) and isinstance(op.fn, Loop)
+
+
+def is_loop_output(op) -> bool:
+    """`loop_call[k]`: a carried value after the loop, or a stack."""
+    return isinstance(op, Call) and op.fn is operator.getitem and is_loop(op.args[0])

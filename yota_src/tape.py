@@ -256,12 +256,8 @@ class Tape:
                 text = f"input {self.signature.leaf_expression(op.index, op.path)}"
             elif isinstance(op, Const):
                 text = f"const {np.array2string(np.asarray(op.value), threshold=6)}"
-            elif isinstance(op, Call):
-                parts = [show(a) for a in op.args]
-                parts += [f"{k}={show(v)}" for k, v in op.kwargs.items()]
-                text = f"{primitives.display_name(op.fn)}({', '.join(parts)})"
             else:
-                text = f"guard {op.convert.__name__}({names[op.value]}) == {op.expected!r}"
+                text = op_text(op, names)
             where = f"  # {op.loc.short}" if op.loc else ""
             kind = "" if isinstance(op, Guard) else f"  :: {op.describe_type()}"
             lines.append(f"{names[op]} = {text}{kind}{where}")
@@ -379,6 +375,15 @@ def _same_type(a: tuple, b: tuple) -> bool:
         return False
     return dtype_a is None or np.dtype(dtype_a).newbyteorder("=") == \
         np.dtype(dtype_b).newbyteorder("=")
+
+
+def op_text(op: Op, names: dict) -> str:
+    """A call or a guard as a listing shows it: `matmul(%1, %2)`."""
+    if isinstance(op, Call):
+        parts = [_show(a, names) for a in op.args]
+        parts += [f"{k}={_show(v, names)}" for k, v in op.kwargs.items()]
+        return f"{primitives.display_name(op.fn)}({', '.join(parts)})"
+    return f"guard {op.convert.__name__}({names[op.value]}) == {op.expected!r}"
 
 
 def _composite(op: Op) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import operator
 
 from .errors import ControlFlowChanged
-from .passes.roll import _agrees, _Body, _next_run, _unrollable
+from .passes.roll import _next_run, _planned
 from .tape import Tape
 from .traced import Traced
 
@@ -45,16 +45,12 @@ def roll_rest(unroller, frame, entry, starts: list, total: int, counter) -> bool
     if found is None or found[0].last != done:
         return False
     run, matches = found
-    moving: dict = {}
-    if not all(_agrees(match, moving) for match in matches):
+    position = {op: number for number, op in enumerate(ops)}
+    body = _planned(Tape(list(ops), (), None), position, entry, by_iteration, run, matches,
+                    set(), {})
+    if body is None:  # its iterations end the ops so far: contiguous, they are the last
         return False
-    members = [op for n in range(run.first, done + 1) for op in by_iteration[n]]
-    if ops[len(ops) - len(members):] != members or any(map(_unrollable, members)):
-        return False
-    body = _Body(Tape(list(ops), (), None), entry, by_iteration, run, moving, members)
-    if not body.build(next((m.inits for m in matches if m.inits), {})):
-        return False
-    return _replace(unroller, frame, body, members, run, total, state)
+    return _replace(unroller, frame, body, body.members_in_order, run, total, state)
 
 
 def _replace(unroller, frame, body, members: list, run, total: int, state) -> bool:

@@ -347,8 +347,9 @@ class Unroller(Recorder):
         self.loop_entries = itertools.count()
         self.index_nodes: set[int] = set()  # where a counter only indexes (counts.py)
         self.python_index = False  # evaluating the index of a Python container
-        self.inlined_calls = 0
-        self.opaque_calls = 0  # calls run natively that may change state (counts.LoopState)
+        # calls whose effects the ops may not show: helpers inlined, code run natively
+        # (counts.LoopState)
+        self.opaque_calls = 0
         self.roll = True  # loops may roll while traced (trace_roll.py)
         self.roll_attempts: dict = {}  # loop entry -> the iteration to try rolling it again
         self.dependencies: dict = {}  # what the trace read from outside the arguments
@@ -985,7 +986,7 @@ class Unroller(Recorder):
                     lambda: fn(*args, **kwargs), result)
 
     def inline_function(self, fn, args, kwargs, node, frame):
-        self.inlined_calls += 1  # a helper may change state a loop's trace cannot see
+        self.opaque_calls += 1  # a helper may change state a loop's trace cannot see
         if isinstance(fn, types.MethodType):
             args, fn = (fn.__self__,) + tuple(args), fn.__func__
         fn = unwrap(fn)
@@ -1531,20 +1532,18 @@ class Unroller(Recorder):
     def exec_For(self, stmt, frame):
         count = self.trip_count(stmt, frame)
         if count is not None:
-            items = iter(range(count.value))
-            if isinstance(stmt.target, gast.Name):
-                self.index_nodes |= counts.index_positions(stmt.body, stmt.target.id)
-            first = 0
-            total, use = count.value, count.counter
+            iterable, use = range(count.value), count.counter
+            items = iter(iterable)
         else:
             iterable = self.eval(stmt.iter, frame)
-            first = iterable.start if isinstance(iterable, range) and iterable.step == 1 \
-                else None
-            total, use = _length(iterable), None
-            if first is not None and isinstance(stmt.target, gast.Name):
-                use = counts.Use()  # the counter: rolled at trace time if it only indexes
-                self.index_nodes |= counts.index_positions(stmt.body, stmt.target.id)
+            # the counter of a range: rolled at trace time if it only indexes
+            use = counts.Use() if isinstance(iterable, range) and iterable.step == 1 \
+                and isinstance(stmt.target, gast.Name) else None
             items = self.items(iterable, stmt.iter, frame)
+        first = iterable.start if isinstance(iterable, range) and iterable.step == 1 else None
+        total = _length(iterable)
+        if use is not None and isinstance(stmt.target, gast.Name):
+            self.index_nodes |= counts.index_positions(stmt.body, stmt.target.id)
         starts = []  # where each iteration's ops begin
         with self.loop(stmt, frame, count, first) as (start, settle):
             for iteration in itertools.count():
@@ -1563,8 +1562,7 @@ class Unroller(Recorder):
                 entry = settle()
                 if total is not None and trace_roll.roll_rest(self, frame, entry, starts, total,
                                                               use):
-                    self.bind_last(stmt.target, iterable if count is None else None, total,
-                                   use, frame)
+                    self.bind_last(stmt.target, iterable, total, use, frame)
                     break
         self.at(stmt, frame)
         self.exec_block(stmt.orelse, frame)
@@ -1575,9 +1573,9 @@ class Unroller(Recorder):
             return
         if isinstance(iterable, Traced):
             self.bind(target, self.subscript(iterable, total - 1, target, frame), frame)
-        else:
-            last = (iterable[-1] if iterable is not None else total - 1)
-            self.bind(target, counts.Counter(last, use) if use is not None else last, frame)
+        else:  # a range
+            self.bind(target, counts.Counter(iterable[-1], use) if use is not None
+                      else iterable[-1], frame)
 
     def exec_While(self, stmt, frame):
         with self.loop(stmt, frame) as (start, settle):
@@ -1597,7 +1595,7 @@ class Unroller(Recorder):
     def trip_count(self, stmt, frame) -> counts.LoopCount | None:
         """`for t in range(n):` over an int argument `n`: the loop's count, which
         may be read at run time if nothing else uses `n` (counts.py)."""
-        name = counts.range_of_count(stmt.iter, frame) if self.user_code else None
+        name = counts.range_of_count(stmt.iter) if self.user_code else None
         if name is None:
             return None
         value = self.eval_Name(name, frame)  # read for the count: no other use of it
@@ -1612,12 +1610,12 @@ class Unroller(Recorder):
         record (entry, i) in their location's loops, at the loop's header
         (its test or next item: else those ops would carry the body's last line)."""
         header = frame.source.location(stmt) if self.user_code else None
-        state = counts.LoopState(stmt.body, getattr(stmt, "target", None))
+        state = counts.LoopState(stmt.body)
         outer, entry = self.loops, LoopEntry(next(self.loop_entries), header, count,
                                              isinstance(stmt, gast.While), first, state)
         if count is not None:
             count.state = state
-        inlined = [self.inlined_calls + self.opaque_calls]
+        calls = [self.opaque_calls]
 
         def start(iteration: int) -> None:
             self.loops = outer + ((entry, iteration),)
@@ -1625,9 +1623,8 @@ class Unroller(Recorder):
 
         def settle() -> LoopEntry:
             """An iteration has run: note what it changed; the loop's entry."""
-            calls = self.inlined_calls + self.opaque_calls
-            state.after_iteration(frame.locals, calls != inlined[0])
-            inlined[0] = calls
+            state.after_iteration(frame.locals, self.opaque_calls != calls[0])
+            calls[0] = self.opaque_calls
             return entry
         try:
             yield start, settle

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..loops import Loop, Param
+from ..loops import Param, is_loop
 from ..tape import Call, Op, Tape, operands
 from .rewrite import rewrite
 
@@ -14,7 +14,7 @@ def in_loop_bodies(*passes: Callable[[Tape], Tape]) -> Callable[[Tape], Tape]:
     """A pass that runs `passes` on the body of each loop of the tape."""
     def loop_bodies(tape: Tape) -> Tape:
         def visit(op: Op, forward: bool, original: Op) -> Op:
-            if not (isinstance(op, Call) and isinstance(op.fn, Loop)):
+            if not is_loop(op):
                 return op
             loop = op.fn
             body = Tape([*loop.params, *loop.ops], (loop.results, loop.saved), None,

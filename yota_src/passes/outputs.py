@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import primitives
+from ..loops import is_loop_output
 from ..tape import Call, Const, Input, Op, Tape, map_refs
 
 # primitives whose result is always a new array (beside ufuncs, operators and
@@ -29,7 +30,7 @@ def _may_share(op: Op, outside: set) -> bool:
     primal value or one of `outside`: views are followed to what they look
     into; a view into a new array of the reverse pass's own is its alone."""
     while isinstance(op, Call) and not _fresh(op):
-        if _loop_output(op):
+        if is_loop_output(op):
             loop, k = op.args[0].fn, op.args[1]
             if k >= len(loop.carried):
                 return False  # a stack: an array the loop made
@@ -43,14 +44,6 @@ def _may_share(op: Op, outside: set) -> bool:
             return True  # a read-only broadcast, or a view of what we cannot follow
         op = operand
     return isinstance(op, (Input, Const)) or op in outside
-
-
-def _loop_output(op: Call) -> bool:
-    import operator
-
-    from ..loops import Loop
-    return op.fn is operator.getitem and isinstance(op.args[0], Call) \
-        and isinstance(op.args[0].fn, Loop)
 
 
 def _fresh(op: Call) -> bool:

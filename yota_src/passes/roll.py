@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import nested
 from ..iterations import inner_loops, iterations
-from ..loops import CARRIED, COUNTER, OUTSIDE, Loop, Param
+from ..loops import CARRIED, COUNTER, OUTSIDE, Loop, Param, is_loop
 from ..primitives import has_effect
 from ..tape import Call, Const, Guard, Input, Op, Tape, map_refs, readers
 from .rewrite import rewrite, with_operands
@@ -59,7 +59,7 @@ def _counted_at_run_time(tape: Tape) -> Tape:
     origins = dict(tape.origins)
 
     def visit(op: Op, forward: bool, original: Op) -> Op:
-        loop = op.fn if isinstance(op, Call) and isinstance(op.fn, Loop) else None
+        loop = op.fn if is_loop(op) else None
         entry = getattr(loop, "entry", None)
         count = getattr(entry, "count", None)
         shift = None if count is None else loop.stop - count.value  # counter less iteration
@@ -67,13 +67,10 @@ def _counted_at_run_time(tape: Tape) -> Tape:
                 or loop.start != shift or any(user is None or user.args[1] >= len(loop.carried)
                                               for user in users.get(original, [])):
             return op  # not free, iterations before the loop, or a stack read after it
-        if count.index not in counts:
-            counts[count.index] = Input(count.index, (), (), np.dtype(int), scalar=True)
-            origins[counts[count.index]] = Const(count.value)
-        made = Call(loop.replace(bound=shift), (*op.args, counts[count.index]), op.kwargs,
+        argument = _count_argument(count, counts, origins)
+        made = Call(loop.replace(bound=shift), (*op.args, argument), op.kwargs,
                     op.shape, op.dtype, op.loc, op.depends)
-        return (*_count_guard(counts[count.index], 0, tape.signature.params[count.index],
-                              op.loc), made)
+        return (*_count_guard(argument, 0, tape.signature.params[count.index], op.loc), made)
 
     rewritten = rewrite(tape, visit)
     if not counts:
@@ -82,6 +79,15 @@ def _counted_at_run_time(tape: Tape) -> Tape:
                              origins={**rewritten.origins, **{c: origins[c] for c in counts
                                                               .values()}},
                              free_counts=tape.free_counts | frozenset(counts))
+
+
+def _count_argument(count, counts: dict, origins: dict) -> Input:
+    """The input of the int argument a trip count is read from, one per
+    argument (`counts`), its example value recorded in `origins`."""
+    if count.index not in counts:
+        counts[count.index] = Input(count.index, (), (), np.dtype(int), scalar=True)
+        origins[counts[count.index]] = Const(count.value)
+    return counts[count.index]
 
 
 def _count_guard(count: Input, first: int, name: str, loc) -> list[Op]:
@@ -103,7 +109,7 @@ class _Match:
     """What matching one iteration against the template found."""
 
     inits: dict = field(default_factory=dict)  # carried slot -> the value it starts from
-    moving: dict = field(default_factory=dict)  # (op, leaf, item) -> offset or None (static)
+    moving: dict = field(default_factory=dict)  # an index place -> whether it moves
 
 
 def _next_run(entry, by_iteration: dict, lowest: int, shortest: int):
@@ -290,10 +296,8 @@ def _planned(tape: Tape, position: dict, entry, by_iteration: dict, run: _Run,
             or any(op in taken for op in members):
         return None  # interleaved with other work, or work a loop op does not hold
     moving: dict = {}
-    for match in matches:
-        for key, moves in match.moving.items():
-            if moving.setdefault(key, moves) != moves:
-                return None
+    if not all(_agrees(match, moving) for match in matches):
+        return None
     body = _Body(tape, entry, by_iteration, run, moving, members)
     if not body.build(next((m.inits for m in matches if m.inits), {})):
         return None
@@ -311,9 +315,7 @@ def _rebuilt(tape: Tape, bodies: dict, users: dict) -> Tape:
     while index < len(tape.ops):
         body = bodies.get(index)
         if body is not None:
-            body.counts = counts  # the inputs trip counts are read from, one per argument
-            body.count_values = origins
-            ops += body.emit(look, users, replaced, labels, origins)
+            ops += body.emit(look, users, replaced, labels, origins, counts)
             outside.update(body.outside)
             index += len(body.members)
             continue
@@ -349,7 +351,6 @@ class _Body:
         self.carried: dict[int, Param] = {}  # slot (position from the end) -> param
         self.inits: dict[int, Op] = {}
         self.origins: dict[Op, Op] = {}
-        self.labels: dict[Op, str] = {}
         self.counter = Param(COUNTER, (), np.dtype(int), "t")
         self.shift = 0  # the counter's value less the iteration's number
         self.test: Guard | None = None  # a `while` loop's test, where it ends the loop
@@ -527,18 +528,14 @@ class _Body:
                 del finals[op]
         return finals, saved
 
-    def _free_count(self, saved: list) -> Input | None:
+    def _free_count(self, saved: list, counts: dict, origins: dict) -> Input | None:
         """The int argument the loop's trip count is read from at run time, if
         its count is free (counts.py), the run goes on to the loop's last
         iteration and nothing after the loop reads a value of one iteration."""
         count = self.entry.count
         if count is None or not count.free or saved or self.run.last != count.value - 1:
             return None
-        if count.index not in self.counts:
-            argument = Input(count.index, (), (), np.dtype(int), scalar=True)
-            self.counts[count.index] = argument
-            self.count_values[argument] = Const(count.value)  # its example value
-        return self.counts[count.index]
+        return _count_argument(count, counts, origins)
 
     def loop(self, slots: list, saved: list, start: int, stop: int,
              bound: int | None = None) -> Loop:
@@ -556,16 +553,18 @@ class _Body:
         return [look(a) if isinstance(a, Op) else a
                 for a in (*(self.inits[s] for s in slots), *self.outside)]
 
-    def emit(self, look, users: dict, replaced: dict, labels: dict, origins: dict) -> list:
+    def emit(self, look, users: dict, replaced: dict, labels: dict, origins: dict,
+             counts: dict) -> list:
         """The loop call and its outputs read after it, in place of the run's
-        ops; `replaced`, `labels` and `origins` learn what stands for what."""
+        ops; `replaced`, `labels` and `origins` learn what stands for what,
+        `counts` the inputs trip counts are read from."""
         run, model, tape = self.run, self.model, self.tape
         members = self.members_in_order
         slots = sorted(self.carried, reverse=True)  # in the order the body makes them
         length = len(model)
         finals, saved = self._outputs(users)
         place = {op: number for number, op in enumerate(members)}
-        count = self._free_count(saved) if self.test is None else None
+        count = self._free_count(saved, counts, origins) if self.test is None else None
         loop = self.loop(slots, saved, run.first + self.shift, run.last + 1 + self.shift,
                          None if count is None else self.shift)
         types = loop.output_types()
