@@ -40,3 +40,15 @@ def root(t):
 
 def root_loss(t):
     return root(t) * 2.0
+
+
+def double(x):
+    return 2.0 * x
+
+
+def double_loss(x):
+    return np.sum(np.sin(double(x)))
+
+
+def steep_loss(x):
+    return np.sum(np.sin(3e4 * x ** 2))

@@ -125,3 +125,18 @@ def test_a_template_names_its_incoming_gradient_as_it_likes():
         return np.sum(softplus_again(x) * x)
 
     ys.check_grad(f, np.array([0.5, -1.5, 2.0]))
+
+
+ys.diffrule(h.double, "x", "dy")  # wrong on purpose: the derivative is 2 * dy
+
+
+def test_check_grad_catches_a_wrong_rule(rng):
+    with pytest.raises(AssertionError, match="gradient check failed:\n  argument 0"):
+        ys.check_grad(h.double_loss, rng.standard_normal(4))
+
+
+def test_check_grad_shortens_its_step_for_a_steep_function(rng):
+    x = rng.uniform(0.5, 1.0, 4)
+    assert not np.allclose(ys.api.numerical_gradient(h.steep_loss, (x,), 0),
+                           ys.grad(h.steep_loss, x)[1][0], rtol=1e-5)  # the usual step is too long
+    ys.check_grad(h.steep_loss, x)
