@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 from golden_programs import newton_sqrt, rnn
 from helpers_loops import nested, rows_with_a_branch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import yota_src as ys
 from yota_src.loops import Loop
@@ -73,8 +75,10 @@ def test_an_rnn_reads_like_backpropagation_through_time(rng):
             rng.normal(size=(50, 8)))
     rolled, unrolled = both_ways(rnn, *args)
     body = rolled.split("def grad_rnn")[1]
-    assert len(rolled.splitlines()) <= 60, rolled
-    assert "for t in range(50):" in body and "for t in reversed(range(50)):" in body
+    assert len(rolled.splitlines()) <= 61, rolled
+    # the count is the sequence's length, read at run time
+    assert "n_xs = len(xs)" in body and "for t in range(n_xs):" in body
+    assert "for t in reversed(range(n_xs)):" in body
     assert "h = np.tanh(Wx @ x + Wh @ h)" in body
     assert "dxs[t] += t1 @ Wx" in body
     # the outer products of all steps, as one product after the loop
@@ -136,7 +140,7 @@ def test_a_while_loop_over_arrays(rng):
 def test_rows_of_an_array_and_a_row_loop(rng):
     X, w = rng.normal(size=(12, 4)), rng.normal(size=4)
     rolled, _ = both_ways(row_norms, X, w)
-    assert "for t in range(12):" in rolled and "row = X[t]" in rolled
+    assert "for t in range(n_X):" in rolled and "row = X[t]" in rolled
 
 
 def test_reads_at_the_counter_and_the_next_place(rng):
@@ -205,7 +209,7 @@ def test_the_tape_shows_the_loop_indented_and_plays_it(rng):
     args = (rng.normal(size=(4, 3)), rng.normal(size=(4, 4)), rng.normal(size=(5, 3)))
     tape = forward_tape(rnn, *args)
     text = str(tape)
-    assert "loop(" in text and "\nfor t in range(0, 5):\n    b1 = " in text
+    assert "loop(" in text and "\nfor t in range(0, n+0):\n    b1 = " in text
     assert np.isclose(tape.play(*args), rnn(*args))
 
 
@@ -302,6 +306,115 @@ def test_fewer_iterations_than_the_code_runs_before_its_loop_are_refused():
     if "range(1, n)" in df.source:  # the first iteration was written before the loop
         with pytest.raises(ys.errors.ControlFlowChanged, match="n >= 1"):
             df(0.3, 0)
+
+
+# --- lengths read at run time ----------------------------------------------
+
+def over_rows(w, xs):
+    total = 0.0
+    for x in xs:
+        total = total + np.sum(np.sin(w * x))
+    return total
+
+
+def over_len(w, xs):
+    total = 0.0
+    for t in range(len(xs)):
+        total = np.tanh(total + np.sum(w * xs[t]))
+    return total
+
+
+def over_shape(w, xs):
+    total = 0.0
+    for t in range(xs.shape[0]):
+        total = total + np.sum(np.sin(w * xs[t]))
+    return total
+
+
+def only_counts(w, xs):
+    total = 0.0
+    for _ in xs:
+        total = total + np.sum(w * w)
+    return total
+
+
+def divided_by_len(w, xs):
+    return over_rows(w, xs) / len(xs)
+
+
+def shape_inside(w, xs):
+    total = 0.0
+    for x in xs:
+        total = total + np.sum(np.sin(w * x)) * np.shape(xs)[0]
+    return total
+
+
+def last_row_too(w, xs):
+    total = 0.0
+    for x in xs:
+        total = total + np.sum(np.sin(w * x))
+    return total + np.sum(x)
+
+
+def sum_of_all_too(w, xs):
+    total = np.sum(xs ** 2)
+    for t in range(len(xs)):
+        total = total + np.sum(np.sin(w * xs[t]))
+    return total
+
+
+def iterated_twice(w, xs):
+    total = 0.0
+    for x in xs:
+        total = total + np.sum(np.sin(w * x))
+    return total + sum(np.sum(x) for x in xs)
+
+
+@settings(max_examples=15, deadline=None)
+@given(f=st.sampled_from([over_rows, over_len, over_shape, only_counts]),
+       example=st.integers(4, 12), others=st.lists(st.integers(0, 20), min_size=1, max_size=3),
+       width=st.sampled_from([(), (1,), (3,)]), seed=st.integers(0, 2**32 - 1))
+def test_one_gradient_serves_every_sequence_length(f, example, others, width, seed):
+    rng = np.random.default_rng(seed)
+    w = rng.normal(size=width)
+    df = ys.simplegrad(f, w, rng.normal(size=(example, *width)))
+    assert "n_xs = len(xs)" in df.source and f"({example}," not in df.source
+    for length in others:
+        xs = rng.normal(size=(length, *width))
+        value, dw, dxs = df(w, xs)
+        expected = ys.grad(f, w, xs)
+        np.testing.assert_allclose(value, f(w, xs), rtol=1e-12)
+        np.testing.assert_allclose(dw, expected[1][0], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(dxs, expected[1][1], rtol=1e-10, atol=1e-12)
+        assert dxs.shape == xs.shape
+        if length:
+            ys.check_grad(f, w, xs)
+
+
+def test_the_signature_checks_all_but_the_length():
+    df = ys.simplegrad(over_rows, np.ones(3), np.ones((5, 3), np.float32))
+    assert "float32 (any, 3)" in df.source
+    assert df(np.ones(3), np.ones((9, 3), np.float32))[2].dtype == np.float32
+    with pytest.raises(ys.errors.SignatureMismatch, match=r"float32 \(any, 3\), got float32 "
+                                                          r"\(5, 4\)"):
+        df(np.ones(3), np.ones((5, 4), np.float32))
+    with pytest.raises(ys.errors.SignatureMismatch, match="got float64"):
+        df(np.ones(3), np.ones((5, 3)))
+    one_d = ys.simplegrad(over_rows, 0.5, np.ones(4))
+    assert "xs.ndim != 1" in one_d.source and len(one_d(0.5, np.ones(7))) == 3
+    with pytest.raises(ys.errors.SignatureMismatch, match=r"\(any,\)"):
+        one_d(0.5, np.ones((7, 1)))
+
+
+@pytest.mark.parametrize("f", [divided_by_len, shape_inside, last_row_too, sum_of_all_too,
+                               iterated_twice])
+def test_a_length_read_otherwise_stays_specialised(f, rng):
+    w, xs = rng.normal(size=3), rng.normal(size=(6, 3))
+    df = ys.simplegrad(f, w, xs)
+    assert "(6, 3)" in df.source and "= len(xs)" not in df.source
+    with pytest.raises(ys.errors.SignatureMismatch):
+        df(w, rng.normal(size=(7, 3)))
+    ys.check_grad(f, w, xs)
 
 
 # --- rolled while traced ----------------------------------------------------

@@ -71,10 +71,12 @@ def differentiate(tape: Tape, values, wrt_args: frozenset,
     driver = Unroller(templates=True)
     driver.input_names = dict(input_names or {})
     driver.resaved = {}  # forward loop call -> the call that also stacks what its adjoint reads
+    # array arguments a trip count is read from: any number of rows, gradients made like them
+    driver.any_rows = {op for op in tape.inputs if op.index in tape.free_counts and op.shape}
     known = _Known(values, tape.origins)
     wrt = {op for op in tape.inputs if op.index in wrt_args and op.differentiable}
     grads, labels = _sweep(driver, tape, known, wrt)
-    gradients = _gradient_outputs(driver, tape, grads, wrt_args, labels)
+    gradients = _gradient_outputs(driver, tape, known, grads, wrt_args, labels)
     labels.update(tape.labels)
     gradient = tape.replace(ops=tape.ops + driver.ops, output=(tape.output,) + gradients,
                             n_forward=len(tape.ops), labels=labels)
@@ -302,8 +304,8 @@ def _plus(unroller, previous, grad):
     return unroller.binary(operator.add, previous, grad)
 
 
-def _gradient_outputs(driver: Unroller, tape: Tape, grads: dict, wrt_args: set[int],
-                      labels: dict) -> tuple:
+def _gradient_outputs(driver: Unroller, tape: Tape, known: _Known, grads: dict,
+                      wrt_args: set[int], labels: dict) -> tuple:
     """One gradient per positional argument: an op, a path dict, zeros, or None."""
     inputs = tape.inputs
     out = []
@@ -311,15 +313,15 @@ def _gradient_outputs(driver: Unroller, tape: Tape, grads: dict, wrt_args: set[i
         if index not in wrt_args or not any(leaf.kind == DIFF for leaf in leaves):
             out.append(None)
         elif tape.signature.structs[index]:
-            out.append({user_path(op.path): _gradient(driver, op, grads[op], labels)
+            out.append({user_path(op.path): _gradient(driver, known, op, grads[op], labels)
                         for op in inputs if op.index == index and op in grads})
         else:
             (op,) = [op for op in inputs if op.index == index]
-            out.append(_gradient(driver, op, grads.get(op, 0.0), labels))
+            out.append(_gradient(driver, known, op, grads.get(op, 0.0), labels))
     return tuple(out)
 
 
-def _gradient(driver: Unroller, op: Input, grad, labels: dict):
+def _gradient(driver: Unroller, known: _Known, op: Input, grad, labels: dict):
     """The gradient of an input as the code returns it: one the rules could
     compute statically (a constant) is a float for a float, and an array of
     the input's shape and dtype, made by the code, for an array."""
@@ -332,5 +334,8 @@ def _gradient(driver: Unroller, op: Input, grad, labels: dict):
         return driver.refs(grad, driver.loc)
     if op.scalar:
         return float(grad)
+    if op in driver.any_rows:  # any number of rows: shaped like the argument
+        fn, args = (np.zeros_like, ()) if grad == 0 else (np.full_like, (float(grad),))
+        return driver.primitive(fn, (Traced(op, known[op], driver), *args), {}).op
     fn, args = primitives.filled(op.shape, float(grad), op.dtype)
     return driver.record(fn, args, {}, fn(*args), driver.loc).op  # recorded even for shape ()

@@ -45,7 +45,7 @@ from .structs import (
     user_path,
 )
 from .tape import Call, Tape
-from .traced import values_of
+from .traced import Traced, values_of
 from .unroll import Unroller, inlinable, random_states, rewind
 
 
@@ -487,6 +487,8 @@ def _unroll(fn: Callable, args: tuple, rewind_draws: bool = True, loops: str = "
     named = _named_positional(plain)
     traced = tuple(counts.TripCount(arg, i) if type(arg) is int and i < named
                    else rebuild(arg, leaf_value(i)) for i, arg in enumerate(args))
+    unroller.lengths = {value.op: (i, counts.Use()) for i, value in enumerate(traced[:named])
+                        if isinstance(value, Traced) and np.ndim(value.value) >= 1}
     unroller.hold(traced)
     try:
         value = unroller.call_function(plain, traced, {})

@@ -25,6 +25,7 @@ def _len(unroller, args, kwargs, node, frame):
     if isinstance(value, Traced) and isinstance(value.value, (str, bytes)):
         return unroller.concretize(value, len, _argument(node), frame)  # its length is data
     if isinstance(value, Traced):
+        unroller.read_length(value)
         return len(value.value)
     method = unroller.python_method(value, "__len__")
     if method is not None:
@@ -237,6 +238,8 @@ def _holding(cls):
 
 def _static_info(fn):
     def handler(unroller, args, kwargs, node, frame):
+        if fn in (np.shape, np.size) and args:
+            unroller.read_length(args[0])
         return fn(*values_of(args), **values_of(kwargs))
     return handler
 

@@ -397,16 +397,24 @@ class _Writer:
             else:
                 test = self._type_differs(code, leaf.type)
             return [(test, _message(f"{head} of type {kind}, got ", got_type))]
+        if index in self.tape.free_counts and not leaf.path:  # any number of rows
+            return self._array_checks(code, head, leaf.type, leaf.shape, leaf.dtype,
+                                      leaf.describe_rows())
         return self._array_checks(code, head, leaf.type, leaf.shape, leaf.dtype)
 
     def _array_checks(self, code: str, head: str, cls: type, shape: tuple,
-                      dtype) -> list[tuple[str, str]]:
-        """The array `code` is a `cls` of this shape and dtype."""
+                      dtype, rows: str | None = None) -> list[tuple[str, str]]:
+        """The array `code` is a `cls` of this shape and dtype (`rows`: of any
+        number of rows, so described)."""
         got_type = _Field(f"type({code}).__qualname__")
+        test = f"{code}.shape != {shape!r}"
+        if rows is not None:
+            test = f"{code}.shape[1:] != {shape[1:]!r}" if len(shape) > 1 \
+                else f"{code}.ndim != 1"
         return [(self._type_differs(code, cls),
                  _message(f"{head} of type {cls.__qualname__}, got ", got_type)),
-                (f"{code}.shape != {shape!r} or {code}.dtype != {self._dtype(dtype)}",
-                 _message(f"{head} {describe_dtype(dtype)} {shape}, got ",
+                (f"{test} or {code}.dtype != {self._dtype(dtype)}",
+                 _message(f"{head} {rows or describe_dtype(dtype) + ' ' + str(shape)}, got ",
                           _Field(f"{code}.dtype"), " ", _Field(f"{code}.shape")))]
 
     def _static_check(self, code: str, label: str, value, head: str) -> tuple[str, str]:

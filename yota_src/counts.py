@@ -11,6 +11,12 @@ The interpreter hands such an argument to the code as a `TripCount` (an
 int that knows where it came from) and the counter of such a loop as a
 `Counter`; any other use of either, found where the interpreter evaluates
 an expression, marks it `used`, and the count stays specialised.
+
+The same holds for an array argument `xs` whose rows a loop goes over
+(`for x in xs`, `range(len(xs))`, `range(xs.shape[0])`): where nothing else
+reads its length (`len`, `.shape`, `.size`, `np.shape`, iterating it) and
+nothing but the loop reads it (passes/roll.py checks its readers), its
+leading dimension is free too: the code takes the count from `len(xs)`.
 """
 
 from __future__ import annotations
@@ -45,17 +51,21 @@ class Counter(int):
 
 
 class LoopCount:
-    """What a loop statement's trip count came from: argument `index`, used
+    """What a loop statement's trip count came from: positional argument
+    `index` (an int, or an array whose rows the loop goes over: `rows`), used
     for nothing else (`argument`), its counter used for indexing alone
     (`counter`)."""
 
-    def __init__(self, count: TripCount):
-        self.index = count.index
-        self.argument = count.use
+    def __init__(self, value: int, index: int, argument: Use, rows: bool = False):
+        self.index, self.argument, self.rows = index, argument, rows
         self.counter = Use()
-        self.value = int(count)
+        self.value = value
 
         self.state: LoopState | None = None  # set by the loop's entry
+
+    @classmethod
+    def of(cls, count: TripCount) -> LoopCount:
+        return cls(int(count), count.index, count.use)
 
     @property
     def free(self) -> bool:
@@ -137,6 +147,27 @@ def range_of_count(node) -> gast.Name | None:
             and node.func.id == "range" and len(node.args) == 1 and not node.keywords \
             and isinstance(node.args[0], gast.Name):
         return node.args[0]
+    return None
+
+
+def rows_of_count(node) -> tuple[gast.Name, str] | None:
+    """The array `xs` a `for` header goes over the rows of, as written, and
+    how: `range(len(xs))` and `range(xs.shape[0])` ("range"; the names `len`
+    and `range` are checked to be the builtins), `for x in xs` ("rows")."""
+    if isinstance(node, gast.Name):
+        return node, "rows"
+    if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+            and len(node.args) == 1 and not node.keywords):
+        return None
+    (stop,) = node.args
+    if isinstance(stop, gast.Call) and isinstance(stop.func, gast.Name) and len(stop.args) == 1 \
+            and not stop.keywords and isinstance(stop.args[0], gast.Name):
+        return stop.args[0], "range"  # range(len(xs))
+    if isinstance(stop, gast.Subscript) and isinstance(stop.slice, gast.Constant) \
+            and stop.slice.value == 0 and type(stop.slice.value) is int \
+            and isinstance(stop.value, gast.Attribute) and stop.value.attr == "shape" \
+            and isinstance(stop.value.value, gast.Name):
+        return stop.value.value, "range"  # range(xs.shape[0])
     return None
 
 

@@ -71,7 +71,10 @@ def propagate_loop(driver: Unroller, known, op: Call, dy, active: set, grads: di
                 values.append(dy[what])
             else:
                 like = loop.carried[what] if kind == "final" else what
-                values.append(_zeros(driver, like))
+                outside = args[n_carried + loop.outside.index(what)] if kind == "zeros" else None
+                values.append(driver.primitive(np.zeros_like, (outside,), {})
+                              if isinstance(outside, Traced) and outside.op in driver.any_rows
+                              else _zeros(driver, like))
         values += [args[n_carried + loop.outside.index(p)] for p in built.outside]
         values += [driver.primitive(operator.getitem,
                                     (forward_value, n_carried + forward.fn.saved.index(v)), {})
@@ -98,8 +101,10 @@ def _product(driver: Unroller, loop: Loop, values: list, stack, rows: Param, off
     per-step vector (stacked at the counter) and the row read there."""
     array = values[len(loop.carried) + loop.outside.index(rows)]
     first = loop.start + offset
-    if loop.bound is not None:  # `xs[:n]`: the rows the run-time count reaches
-        count = values[-1]
+    count = values[-1] if loop.bound is not None else None
+    whole = count is not None and not first and not loop.bound + offset \
+        and getattr(count.op, "fn", None) is len and count.op.args[0] is array.op
+    if count is not None and not whole:  # `xs[:n]`: the rows the run-time count reaches
         stop = count if not loop.bound + offset else driver.primitive(
             operator.add, (count, loop.bound + offset), {})
         array = driver.primitive(operator.getitem, (array, slice(first or None, stop)), {})

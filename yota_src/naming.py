@@ -26,7 +26,7 @@ _DESCRIBED = {np.exp: "exp", np.log: "log", np.sqrt: "sqrt", np.tanh: "tanh", np
               np.cos: "cos", np.sum: "sum", np.mean: "mean", np.max: "max", np.amax: "max",
               np.min: "min", np.amin: "min", np.abs: "abs", np.absolute: "abs",
               np.square: "sq", np.log1p: "log1p", np.expm1: "expm1", np.std: "std",
-              np.var: "var", np.linalg.norm: "norm"}
+              np.var: "var", np.linalg.norm: "norm", len: "n"}
 _SHORT = 8  # longest operand name a described name is made from
 _TEMPORARY = re.compile(r"t\d+(_\d+)?$")
 

@@ -255,6 +255,11 @@ class Leaf:
             return "float" if self.type in (float, np.float64) else self.type.__name__
         return f"{describe_dtype(self.dtype)} {self.shape}"
 
+    def describe_rows(self) -> str:
+        """An array whose length a trip count is read from: any number of rows."""
+        rest = ", ".join(str(size) for size in self.shape[1:])
+        return f"{describe_dtype(self.dtype)} (any,{' ' + rest if rest else ''})"
+
 
 def describe_leaf(path: tuple, value) -> Leaf:
     kind = kind_of(value)
@@ -345,13 +350,15 @@ class Signature:
         return path_expression(self.params[index], path)
 
     def describe(self, free_counts: frozenset = frozenset()) -> str:
-        """Each leaf and what it is specialised to; an int argument in
-        `free_counts` is a trip count read at run time (any int will do)."""
+        """Each leaf and what it is specialised to; an argument in
+        `free_counts` has a trip count read from it at run time: any int will
+        do, or an array with any number of rows."""
         parts = []
         for i, leaves in enumerate(self.leaves):
             for leaf in leaves:
-                what = "any int (a trip count)" if i in free_counts and not leaf.path \
-                    else leaf.describe()
+                free = i in free_counts and not leaf.path
+                what = leaf.describe() if not free else "any int (a trip count)" \
+                    if leaf.kind == STATIC else leaf.describe_rows()
                 parts.append(f"{self.leaf_expression(i, leaf.path)} {what}")
         return "; ".join(parts)
 

@@ -346,6 +346,7 @@ class Unroller(Recorder):
         self.loops: tuple = ()
         self.loop_entries = itertools.count()
         self.index_nodes: set[int] = set()  # where a counter only indexes (counts.py)
+        self.lengths: dict[Op, tuple[int, counts.Use]] = {}  # an array argument's rows (counts.py)
         self.python_index = False  # evaluating the index of a Python container
         # calls whose effects the ops may not show: helpers inlined, code run natively
         # (counts.LoopState)
@@ -830,7 +831,15 @@ class Unroller(Recorder):
         """len() of a traced value: static for arrays, data for text."""
         if isinstance(value.value, str):
             return self.decide(value, len)
+        self.read_length(value)
         return len(value.value)
+
+    def read_length(self, value) -> None:
+        """The length of an array argument was read: a count the code takes
+        from it is folded (counts.py)."""
+        watch = self.lengths.get(value.op) if isinstance(value, Traced) else None
+        if watch is not None:
+            watch[1].used = True
 
     def expression_text(self, op: Op, depth: int = 0) -> str:
         """A short expression for a traced value, for guard messages: the user's
@@ -1204,6 +1213,8 @@ class Unroller(Recorder):
     def traced_attribute(self, x: Traced, name: str, node, frame):
         value = x.value
         if name in ("shape", "ndim", "size", "dtype"):
+            if name in ("shape", "size"):
+                self.read_length(x)
             return getattr(np.asarray(value), name) if name != "dtype" else np.result_type(value)
         if name == "T":
             return self.primitive(primitives.T, (x,), {})
@@ -1254,10 +1265,11 @@ class Unroller(Recorder):
     def iterate(self, value, node, frame) -> list:
         return list(self.items(value, node, frame))
 
-    def items(self, value, node, frame):
+    def items(self, value, node, frame, header: bool = False):
         """Iterate as Python does, one item at a time: a generator advances
         only as far as it is consumed (a `for` loop's body runs in between),
-        and a traced array's row is read in the iteration that uses it."""
+        and a traced array's row is read in the iteration that uses it
+        (`header`: a loop whose count may be the array's length)."""
         if isinstance(value, Traced):
             if isinstance(value.value, (str, bytes)):  # its length is data
                 count = self.concretize(value, len, node, frame)
@@ -1268,6 +1280,8 @@ class Unroller(Recorder):
                 where = self.location_of(node, frame)
                 raise TypeError("iteration over a 0-d value" + (f" at {where.short}" if where
                                                                   else ""))
+            if not header:
+                self.read_length(value)
             for i in range(count):
                 yield self.subscript(value, i, node, frame)
             return
@@ -1531,7 +1545,10 @@ class Unroller(Recorder):
 
     def exec_For(self, stmt, frame):
         count = self.trip_count(stmt, frame)
-        if count is not None:
+        if count is not None and count.rows and isinstance(stmt.iter, gast.Name):
+            iterable, use = self.eval(stmt.iter, frame), None  # for x in xs
+            items = self.items(iterable, stmt.iter, frame, header=True)
+        elif count is not None:
             iterable, use = range(count.value), count.counter
             items = iter(iterable)
         else:
@@ -1593,16 +1610,28 @@ class Unroller(Recorder):
         self.exec_block(stmt.orelse, frame)
 
     def trip_count(self, stmt, frame) -> counts.LoopCount | None:
-        """`for t in range(n):` over an int argument `n`: the loop's count, which
-        may be read at run time if nothing else uses `n` (counts.py)."""
-        name = counts.range_of_count(stmt.iter) if self.user_code else None
-        if name is None:
+        """`for t in range(n):` over an int argument `n`, or a loop over the
+        rows of an array argument: the loop's count, which may be read at run
+        time if nothing else uses `n` or the array's length (counts.py)."""
+        if not self.user_code:
             return None
-        value = self.eval_Name(name, frame)  # read for the count: no other use of it
-        if not isinstance(value, counts.TripCount) or self.eval(stmt.iter.func, frame) \
-                is not range:
+        name = counts.range_of_count(stmt.iter)
+        if name is not None:
+            value = self.eval_Name(name, frame)  # read for the count: no other use of it
+            if isinstance(value, counts.TripCount) and self.eval(stmt.iter.func, frame) is range:
+                return counts.LoopCount.of(value)
+        found = counts.rows_of_count(stmt.iter)
+        if found is None:
             return None
-        return counts.LoopCount(value)
+        name, how = found
+        value = self.eval_Name(name, frame)
+        watch = self.lengths.get(value.op) if isinstance(value, Traced) else None
+        if watch is None or how == "range" and (
+                self.eval(stmt.iter.func, frame) is not range
+                or isinstance(stmt.iter.args[0], gast.Call)
+                and self.eval(stmt.iter.args[0].func, frame) is not len):
+            return None
+        return counts.LoopCount(len(value.value), watch[0], watch[1], rows=True)
 
     @contextlib.contextmanager
     def loop(self, stmt, frame, count=None, first: int | None = None):

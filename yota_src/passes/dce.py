@@ -10,13 +10,19 @@ from ..primitives import has_effect
 from ..tape import Call, Guard, Tape, iter_refs, operands
 
 
-def eliminate_dead_code(tape: Tape) -> Tape:
+def live_ops(tape: Tape) -> set:
+    """The ops what the tape returns or guards depends on, and its effects."""
     live = set(iter_refs(tape.output))
     for op in reversed(tape.ops):
         if isinstance(op, Guard) or op in live or (
                 isinstance(op, Call) and has_effect(op.fn)):
             live.add(op)
             live.update(operands(op))
+    return live
+
+
+def eliminate_dead_code(tape: Tape) -> Tape:
+    live = live_ops(tape)
     ops = [op for op in tape.ops if op in live]
     n_forward = sum(1 for op in tape.ops[: tape.n_forward] if op in live)
     labels = {op: label for op, label in tape.labels.items() if op in live}

@@ -20,7 +20,8 @@ from .. import nested
 from ..iterations import inner_loops, iterations
 from ..loops import CARRIED, COUNTER, OUTSIDE, Loop, Param, is_loop
 from ..primitives import has_effect
-from ..tape import Call, Const, Guard, Input, Op, Tape, map_refs, readers
+from ..tape import Call, Const, Guard, Input, Op, Tape, map_refs, operands, readers
+from .dce import live_ops
 from .rewrite import rewrite, with_operands
 
 SHORTEST = 3  # iterations: a shorter run reads as well unrolled
@@ -31,7 +32,18 @@ def roll_loops(tape: Tape, shortest: int = SHORTEST) -> Tape:
     The runs are found on the tape as given (an outer loop's before the
     loops inside it), then the tape is rebuilt once: the pass takes time
     in proportion to the tape's length however many loops it rolls."""
-    tape = _counted_at_run_time(tape)
+    while True:
+        counts = _Counts(tape)
+        rolled = _rolled(tape, shortest, counts)
+        folded = counts.rows_read_elsewhere(rolled)
+        if not folded:
+            return rolled
+        for count in folded:  # its length is not free after all: rolled again, folded
+            count.argument.used = True
+
+
+def _rolled(tape: Tape, shortest: int, counts: _Counts) -> Tape:
+    tape = _counted_at_run_time(tape, counts)
     position = {op: i for i, op in enumerate(tape.ops)}
     users = readers(tape.ops, tape.output)
     bodies: dict[int, _Body] = {}  # by the position of the run's first op
@@ -48,14 +60,13 @@ def roll_loops(tape: Tape, shortest: int = SHORTEST) -> Tape:
             if body is not None:
                 bodies[position[body.members_in_order[0]]] = body
                 taken.update(body.members)
-    return _rebuilt(tape, bodies, users) if bodies else tape
+    return _rebuilt(tape, bodies, users, counts) if bodies else tape
 
 
-def _counted_at_run_time(tape: Tape) -> Tape:
+def _counted_at_run_time(tape: Tape, counts: _Counts) -> Tape:
     """Loops rolled while traced whose trip count is free (counts.py): the
     count read from the argument at run time, as `emit` does for the others."""
     users = readers(tape.ops, tape.output)
-    counts: dict[int, Input] = {}
     origins = dict(tape.origins)
 
     def visit(op: Op, forward: bool, original: Op) -> Op:
@@ -67,34 +78,106 @@ def _counted_at_run_time(tape: Tape) -> Tape:
                 or loop.start != shift or any(user is None or user.args[1] >= len(loop.carried)
                                               for user in users.get(original, [])):
             return op  # not free, iterations before the loop, or a stack read after it
-        argument = _count_argument(count, counts, origins)
+        argument = counts.read(count, origins, op.loc)
         made = Call(loop.replace(bound=shift), (*op.args, argument), op.kwargs,
                     op.shape, op.dtype, op.loc, op.depends)
-        return (*_count_guard(argument, 0, tape.signature.params[count.index], op.loc), made)
+        return (*_count_guard(argument, 0, counts.text(count), op.loc), made)
 
     rewritten = rewrite(tape, visit)
-    if not counts:
+    if not counts.ops:
         return tape
-    return rewritten.replace(ops=[*counts.values(), *rewritten.ops],
+    return rewritten.replace(ops=counts.placed(rewritten.ops),
                              origins={**rewritten.origins, **{c: origins[c] for c in counts
-                                                              .values()}},
-                             free_counts=tape.free_counts | frozenset(counts))
+                                                              .ops.values()}},
+                             free_counts=tape.free_counts | counts.indices)
 
 
-def _count_argument(count, counts: dict, origins: dict) -> Input:
-    """The input of the int argument a trip count is read from, one per
-    argument (`counts`), its example value recorded in `origins`."""
-    if count.index not in counts:
-        counts[count.index] = Input(count.index, (), (), np.dtype(int), scalar=True)
-        origins[counts[count.index]] = Const(count.value)
-    return counts[count.index]
+class _Counts:
+    """What trip counts are read from at run time, one op per argument: the
+    int argument's input, or `len(xs)` for a loop over the rows of the array
+    argument `xs`; and the count (counts.LoopCount) each was made for."""
+
+    def __init__(self, tape: Tape):
+        self.tape = tape
+        self.ops: dict[int, Op] = {}
+        self.counts: dict[int, object] = {}
+
+    @property
+    def indices(self) -> frozenset:
+        return frozenset(self.ops)
+
+    def read(self, count, origins: dict, loc) -> Op:
+        """The op `count` is read from, its example value recorded in `origins`
+        (`loc`: the loop's header, where `len(xs)` is read)."""
+        if count.index not in self.ops:
+            if count.rows:
+                rows = next(op for op in self.tape.ops if isinstance(op, Input)
+                            and op.index == count.index and not op.path)
+                made = Call(len, (rows,), {}, (), np.dtype(int), loc, True)
+            else:
+                made = Input(count.index, (), (), np.dtype(int), scalar=True)
+            self.ops[count.index], self.counts[count.index] = made, count
+            origins[made] = Const(count.value)
+        return self.ops[count.index]
+
+    def text(self, count) -> str:
+        name = self.tape.signature.params[count.index]
+        return f"len({name})" if count.rows else name
+
+    def placed(self, ops: list) -> list:
+        """`ops` with the ops counts are read from that they lack: an int's
+        input first, an array's length just before the first op that reads it."""
+        there = set(ops)
+        new = [op for op in self.ops.values() if op not in there]
+        placed = [op for op in new if isinstance(op, Input)]
+        waiting = [op for op in new if not isinstance(op, Input)]
+        for op in ops:
+            for length in [each for each in waiting if each in operands(op)]:
+                placed.append(length)
+                waiting.remove(length)
+            placed.append(op)
+        return placed
+
+    def rows_read_elsewhere(self, tape: Tape) -> list:
+        """The counts taken from `len(xs)` where `xs` is read other than at a
+        loop's counter: such a read depends on its length too (`np.sum(xs)`,
+        `xs[-1]`, a row read before the loop), which the trace folded."""
+        lengths = {self.ops[index].args[0]: index for index, count in self.counts.items()
+                   if count.rows}
+        live = live_ops(tape)
+        users = readers([op for op in tape.ops if op in live], tape.output)
+        return [self.counts[index] for rows, index in lengths.items()
+                if not all(user is self.ops[index] or user is not None and is_loop(user)
+                           and _reads_at_counter(user, rows) for user in users.get(rows, []))]
 
 
-def _count_guard(count: Input, first: int, name: str, loc) -> list[Op]:
+def _count_guard(count: Op, first: int, text: str, loc) -> list[Op]:
     """`n >= first`, checked at run time: the code before the loop ran `first`
-    iterations, and a negative count would give stacks no size can have."""
+    iterations, and a negative count would give stacks no size can have.
+    None for `len(xs) >= 0`."""
+    if first == 0 and isinstance(count, Call):
+        return []
     enough = Call(operator.ge, (count, first), {}, (), np.dtype(bool), loc, True)
-    return [enough, Guard(enough, True, bool, f"{name} >= {first}", loc)]
+    return [enough, Guard(enough, True, bool, f"{text} >= {first}", loc)]
+
+
+def _reads_at_counter(call: Call, rows: Op) -> bool:
+    """Whether the loop `call` reads `rows` only a row at a time, at its
+    counter (`xs[t]`, `xs[t + 1, 0]`)."""
+    loop = call.fn
+    params = {param for param, arg in zip(loop.params[1:], call.args) if arg is rows}
+    moving = {loop.counter} | {op for op in loop.ops if isinstance(op, Call)
+                               and op.fn in (operator.add, operator.sub)
+                               and op.args[0] is loop.counter and type(op.args[1]) is int}
+
+    def at_counter(op: Op) -> bool:
+        if not (op.fn is operator.getitem and op.args[0] in params):
+            return False
+        index = op.args[1]
+        return (index[0] if isinstance(index, tuple) and index else index) in moving
+
+    return all(at_counter(op) for op in loop.ops if isinstance(op, Call)
+               and any(arg in params for arg in operands(op)))
 
 
 @dataclass
@@ -306,12 +389,12 @@ def _planned(tape: Tape, position: dict, entry, by_iteration: dict, run: _Run,
     return body
 
 
-def _rebuilt(tape: Tape, bodies: dict, users: dict) -> Tape:
+def _rebuilt(tape: Tape, bodies: dict, users: dict, counts: _Counts) -> Tape:
     """The tape with each planned run replaced by its loop, in one walk."""
     replaced: dict[Op, Op] = {}
     look = lambda op: replaced.get(op, op)  # noqa: E731
     labels, origins = dict(tape.labels), dict(tape.origins)
-    ops, index, outside, counts = [], 0, set(), {}
+    ops, index, outside = [], 0, set()
     while index < len(tape.ops):
         body = bodies.get(index)
         if body is not None:
@@ -329,10 +412,10 @@ def _rebuilt(tape: Tape, bodies: dict, users: dict) -> Tape:
         ops.append(new)
         index += 1
     output = map_refs(tape.output, look)
-    ops, labels, origins = _without_dead_reads([*counts.values(), *ops], output, labels,
+    ops, labels, origins = _without_dead_reads(counts.placed(ops), output, labels,
                                                origins, outside)
     return tape.replace(ops=ops, output=output, labels=labels,
-                        origins=origins, free_counts=tape.free_counts | frozenset(counts))
+                        origins=origins, free_counts=tape.free_counts | counts.indices)
 
 
 class _Body:
@@ -528,14 +611,14 @@ class _Body:
                 del finals[op]
         return finals, saved
 
-    def _free_count(self, saved: list, counts: dict, origins: dict) -> Input | None:
+    def _free_count(self, saved: list, counts: _Counts, origins: dict) -> Op | None:
         """The int argument the loop's trip count is read from at run time, if
         its count is free (counts.py), the run goes on to the loop's last
         iteration and nothing after the loop reads a value of one iteration."""
         count = self.entry.count
         if count is None or not count.free or saved or self.run.last != count.value - 1:
             return None
-        return _count_argument(count, counts, origins)
+        return counts.read(count, origins, self.entry.header)
 
     def loop(self, slots: list, saved: list, start: int, stop: int,
              bound: int | None = None) -> Loop:
@@ -554,7 +637,7 @@ class _Body:
                 for a in (*(self.inits[s] for s in slots), *self.outside)]
 
     def emit(self, look, users: dict, replaced: dict, labels: dict, origins: dict,
-             counts: dict) -> list:
+             counts: _Counts) -> list:
         """The loop call and its outputs read after it, in place of the run's
         ops; `replaced`, `labels` and `origins` learn what stands for what,
         `counts` the inputs trip counts are read from."""
@@ -574,7 +657,7 @@ class _Body:
                     self.entry.header, True)
         new_ops, parts = [call], {}
         if count is not None:  # the iterations before the loop run; no negative count
-            new_ops[:0] = _count_guard(count, run.first, tape.signature.params[count.index],
+            new_ops[:0] = _count_guard(count, run.first, counts.text(self.entry.count),
                                        call.loc)
 
         def part(k: int) -> Op:
