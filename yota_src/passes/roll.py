@@ -49,13 +49,7 @@ def _rolled(tape: Tape, shortest: int, counts: _Counts) -> Tape:
     bodies: dict[int, _Body] = {}  # by the position of the run's first op
     taken: set[Op] = set()
     for entry, by_iteration in sorted(iterations(tape).items()):
-        lowest = min(by_iteration)
-        while True:
-            found = _next_run(entry, by_iteration, lowest, shortest)
-            if found is None:
-                break
-            run, matches = found
-            lowest = run.last + 1
+        for run, matches in _runs(entry, by_iteration, shortest):
             body = _planned(tape, position, entry, by_iteration, run, matches, taken, users)
             if body is not None:
                 bodies[position[body.members_in_order[0]]] = body
@@ -193,6 +187,25 @@ class _Match:
 
     inits: dict = field(default_factory=dict)  # carried slot -> the value it starts from
     moving: dict = field(default_factory=dict)  # an index place -> whether it moves
+
+
+def matching_runs(tape: Tape, shortest: int = SHORTEST) -> list[tuple[int, int, int]]:
+    """(loop entry, first, last iteration) of each run the pass would roll if
+    it can plan a loop for it, in entry order: what it takes for the same work."""
+    return [(entry, run.first, run.last)
+            for entry, by_iteration in sorted(iterations(tape).items())
+            for run, _ in _runs(entry, by_iteration, shortest)]
+
+
+def _runs(entry, by_iteration: dict, shortest: int):
+    """The runs of at least `shortest` matching iterations of loop `entry`, in order."""
+    lowest = min(by_iteration)
+    while True:
+        found = _next_run(entry, by_iteration, lowest, shortest)
+        if found is None:
+            return
+        yield found
+        lowest = found[0].last + 1
 
 
 def _next_run(entry, by_iteration: dict, lowest: int, shortest: int):
