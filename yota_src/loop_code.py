@@ -173,10 +173,11 @@ def _stack_name(writer, name: str) -> str:
 
 def carried_name(writer, loop: Loop, param: Param) -> str:
     """The name of a carried variable: the user's (or `d<name>`) for the value
-    carried out or in."""
+    carried out or in; for a value the body made under one name and then
+    bound to another (`x = x_next`), the name it goes on under."""
     result = loop.results[loop.carried.index(param)]
-    return (writer.base_name(result) or writer.base_name(param) or param.hint
-            or result.hint or "carried")
+    return (result.last_name or writer.base_name(result) or writer.base_name(param)
+            or param.hint or result.hint or "carried")
 
 
 def initial_name(writer, op: Op) -> str | None:

@@ -23,7 +23,7 @@ from .structs import describe_dtype, get_path, signature_key
 class Op:
     """One SSA value."""
 
-    __slots__ = ("shape", "dtype", "loc", "hint", "depends")
+    __slots__ = ("shape", "dtype", "loc", "hint", "depends", "last_name")
 
     def __init__(self, shape, dtype, loc: Location | None = None, depends: bool = False):
         self.shape = shape
@@ -33,6 +33,9 @@ class Op:
         # recorded, never changed once a tape holds it (a pass that moves a name
         # says so in its output tape's `labels`)
         self.hint: str | None = None
+        # the name the user's code bound it to last (`x = x_next`: x), as recorded:
+        # the name a loop carries it under
+        self.last_name: str | None = None
         self.depends = depends  # does the value depend on the function's inputs?
 
     @property

@@ -1425,8 +1425,10 @@ class Unroller(Recorder):
     @staticmethod
     def name(value, name: str) -> None:
         """Give a traced value the user's name, unless it has one already."""
-        if isinstance(value, Traced) and isinstance(value.op, Call) and value.op.hint is None:
-            value.op.hint = name
+        if isinstance(value, Traced) and isinstance(value.op, Call):
+            value.op.last_name = name
+            if value.op.hint is None:
+                value.op.hint = name
 
     def unpack(self, targets, value, node, frame):
         items = self.iterate(value, node, frame)

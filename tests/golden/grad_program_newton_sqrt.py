@@ -20,32 +20,32 @@ def grad_newton_sqrt(a):
     # golden_programs.py:128  err = np.abs(x_next - x)
     err = np.absolute(x_next - a)
     # golden_programs.py:126  while err > 1e-3:
-    x_next_2 = x_next
-    x_next_2s = []
+    x = x_next
+    xs = []
     t2s = []
     steps = 0
     while err > 0.001:
-        x_next_2s.append(x_next_2)
+        xs.append(x)
         # golden_programs.py:127  x_next = 0.5 * (x + a / x)
-        t2 = a / x_next_2
-        x_next_3 = 0.5 * (x_next_2 + t2)
+        t2 = a / x
+        x_next_2 = 0.5 * (x + t2)
         # golden_programs.py:128  err = np.abs(x_next - x)
-        err = np.absolute(x_next_3 - x_next_2)
-        x_next_2 = x_next_3
+        err = np.absolute(x_next_2 - x)
+        x = x_next_2
         t2s.append(t2)
         steps += 1
-    x_next_2s.append(x_next_2)
+    xs.append(x)
     # backward
     # golden_programs.py:126  while err > 1e-3:
-    dx_next_2 = 1.0
+    dx = 1.0
     da = 0.0
     for t in reversed(range(steps)):
-        x_next_4 = x_next_2s[t]
+        x_next_3 = xs[t]
         # golden_programs.py:127  x_next = 0.5 * (x + a / x)
-        t3 = dx_next_2 * 0.5
-        dx_next_2 = t3 - t3 * t2s[t] / x_next_4
-        da = da + t3 / x_next_4
+        t3 = dx * 0.5
+        dx = t3 - t3 * t2s[t] / x_next_3
+        da = da + t3 / x_next_3
     # golden_programs.py:127  x_next = 0.5 * (x + a / x)
-    t4 = dx_next_2 * 0.5
+    t4 = dx * 0.5
     da_2 = da + t4 + t4 / a - t4 * t1 / a
-    return x_next_2, da_2
+    return x, da_2

@@ -513,7 +513,7 @@ class _Body:
         args = nested.map_leaves(op.args, operand, everything)
         kwargs = nested.map_leaves(op.kwargs, operand, everything)
         made = Call(op.fn, args, kwargs, op.shape, op.dtype, op.loc, op.depends)
-        made.hint = op.hint
+        made.hint, made.last_name = op.hint, op.last_name
         return made
 
     def _operand(self, value, key):
