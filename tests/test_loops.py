@@ -338,6 +338,20 @@ def only_counts(w, xs):
     return total
 
 
+def consecutive(w, xs):
+    total = 0.0
+    for t in range(len(xs) - 1):
+        total = np.tanh(total + np.sum(w * xs[t] * xs[t + 1]))
+    return total
+
+
+def two_apart(w, xs):
+    total = 0.0
+    for t in range(xs.shape[0] - 2):
+        total = total + np.sum(np.sin(w * (xs[t + 2] - xs[t])))
+    return total
+
+
 def divided_by_len(w, xs):
     return over_rows(w, xs) / len(xs)
 
@@ -389,6 +403,22 @@ def test_one_gradient_serves_every_sequence_length(f, example, others, width, se
         assert dxs.shape == xs.shape
         if length:
             ys.check_grad(f, w, xs)
+
+
+@pytest.mark.parametrize("f, fewer", [(consecutive, 1), (two_apart, 2)])
+def test_a_count_of_rows_less_a_few(f, fewer, rng):
+    w = rng.normal(size=3)
+    df = ys.simplegrad(f, w, rng.normal(size=(6, 3)))
+    assert f"for t in range(n_xs - {fewer}):" in df.source
+    for length in (fewer, fewer + 1, 4, 17):
+        xs = rng.normal(size=(length, 3))
+        value, dw, dxs = df(w, xs)
+        np.testing.assert_allclose(value, f(w, xs), rtol=1e-12)
+        np.testing.assert_allclose(dw, ys.grad(f, w, xs)[1][0], rtol=1e-10, atol=1e-12)
+        if length > fewer:
+            ys.check_grad(f, w, xs)
+    with pytest.raises(ys.errors.ControlFlowChanged, match=f"len\\(xs\\) >= {fewer}"):
+        df(w, rng.normal(size=(fewer - 1, 3)))  # range() of a negative number: refused
 
 
 def test_the_signature_checks_all_but_the_length():

@@ -56,8 +56,10 @@ class LoopCount:
     for nothing else (`argument`), its counter used for indexing alone
     (`counter`)."""
 
-    def __init__(self, value: int, index: int, argument: Use, rows: bool = False):
+    def __init__(self, value: int, index: int, argument: Use, rows: bool = False,
+                 less: int = 0):
         self.index, self.argument, self.rows = index, argument, rows
+        self.less = less  # `range(len(xs) - 1)`: the count is the length less this
         self.counter = Use()
         self.value = value
 
@@ -150,24 +152,30 @@ def range_of_count(node) -> gast.Name | None:
     return None
 
 
-def rows_of_count(node) -> tuple[gast.Name, str] | None:
-    """The array `xs` a `for` header goes over the rows of, as written, and
-    how: `range(len(xs))` and `range(xs.shape[0])` ("range"; the names `len`
-    and `range` are checked to be the builtins), `for x in xs` ("rows")."""
+def rows_of_count(node) -> tuple[gast.Name, str, int] | None:
+    """The array `xs` a `for` header goes over the rows of, as written, how,
+    and how many rows fewer: `range(len(xs))` and `range(xs.shape[0] - 1)`
+    ("range"; the names `len` and `range` are checked to be the builtins),
+    `for x in xs` ("rows")."""
     if isinstance(node, gast.Name):
-        return node, "rows"
+        return node, "rows", 0
     if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
             and len(node.args) == 1 and not node.keywords):
         return None
     (stop,) = node.args
+    less = 0
+    if isinstance(stop, gast.BinOp) and isinstance(stop.op, gast.Sub) \
+            and isinstance(stop.right, gast.Constant) and type(stop.right.value) is int \
+            and stop.right.value > 0:
+        stop, less = stop.left, stop.right.value
     if isinstance(stop, gast.Call) and isinstance(stop.func, gast.Name) and len(stop.args) == 1 \
             and not stop.keywords and isinstance(stop.args[0], gast.Name):
-        return stop.args[0], "range"  # range(len(xs))
+        return stop.args[0], "range", less  # range(len(xs))
     if isinstance(stop, gast.Subscript) and isinstance(stop.slice, gast.Constant) \
             and stop.slice.value == 0 and type(stop.slice.value) is int \
             and isinstance(stop.value, gast.Attribute) and stop.value.attr == "shape" \
             and isinstance(stop.value.value, gast.Name):
-        return stop.value.value, "range"  # range(xs.shape[0])
+        return stop.value.value, "range", less  # range(xs.shape[0])
     return None
 
 

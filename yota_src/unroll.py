@@ -1625,15 +1625,17 @@ class Unroller(Recorder):
         found = counts.rows_of_count(stmt.iter)
         if found is None:
             return None
-        name, how = found
+        name, how, less = found
         value = self.eval_Name(name, frame)
         watch = self.lengths.get(value.op) if isinstance(value, Traced) else None
+        stop = stmt.iter.args[0] if how == "range" else None
+        stop = stop.left if isinstance(stop, gast.BinOp) else stop
         if watch is None or how == "range" and (
                 self.eval(stmt.iter.func, frame) is not range
-                or isinstance(stmt.iter.args[0], gast.Call)
-                and self.eval(stmt.iter.args[0].func, frame) is not len):
+                or isinstance(stop, gast.Call) and self.eval(stop.func, frame) is not len):
             return None
-        return counts.LoopCount(len(value.value), watch[0], watch[1], rows=True)
+        return counts.LoopCount(len(value.value) - less, watch[0], watch[1], rows=True,
+                                less=less)
 
     @contextlib.contextmanager
     def loop(self, stmt, frame, count=None, first: int | None = None):

@@ -73,9 +73,9 @@ def _counted_at_run_time(tape: Tape, counts: _Counts) -> Tape:
                                               for user in users.get(original, [])):
             return op  # not free, iterations before the loop, or a stack read after it
         argument = counts.read(count, origins, op.loc)
-        made = Call(loop.replace(bound=shift), (*op.args, argument), op.kwargs,
+        made = Call(loop.replace(bound=shift - count.less), (*op.args, argument), op.kwargs,
                     op.shape, op.dtype, op.loc, op.depends)
-        return (*_count_guard(argument, 0, counts.text(count), op.loc), made)
+        return (*_count_guard(argument, count.less, counts.text(count), op.loc), made)
 
     rewritten = rewrite(tape, visit)
     if not counts.ops:
@@ -145,14 +145,14 @@ class _Counts:
                            and _reads_at_counter(user, rows) for user in users.get(rows, []))]
 
 
-def _count_guard(count: Op, first: int, text: str, loc) -> list[Op]:
-    """`n >= first`, checked at run time: the code before the loop ran `first`
-    iterations, and a negative count would give stacks no size can have.
-    None for `len(xs) >= 0`."""
-    if first == 0 and isinstance(count, Call):
+def _count_guard(count: Op, least: int, text: str, loc) -> list[Op]:
+    """`n >= least`, checked at run time: the code before the loop ran that
+    many iterations (with `len(xs) - k`, k more), and a negative count would
+    give stacks no size can have. None for `len(xs) >= 0`."""
+    if least == 0 and isinstance(count, Call):
         return []
-    enough = Call(operator.ge, (count, first), {}, (), np.dtype(bool), loc, True)
-    return [enough, Guard(enough, True, bool, f"{text} >= {first}", loc)]
+    enough = Call(operator.ge, (count, least), {}, (), np.dtype(bool), loc, True)
+    return [enough, Guard(enough, True, bool, f"{text} >= {least}", loc)]
 
 
 def _reads_at_counter(call: Call, rows: Op) -> bool:
@@ -662,7 +662,7 @@ class _Body:
         place = {op: number for number, op in enumerate(members)}
         count = self._free_count(saved, counts, origins) if self.test is None else None
         loop = self.loop(slots, saved, run.first + self.shift, run.last + 1 + self.shift,
-                         None if count is None else self.shift)
+                         None if count is None else self.shift - self.entry.count.less)
         types = loop.output_types()
         dtypes = [dtype for _, dtype in types]
         args = tuple(self.arguments(slots, look)) + (() if count is None else (count,))
@@ -670,8 +670,8 @@ class _Body:
                     self.entry.header, True)
         new_ops, parts = [call], {}
         if count is not None:  # the iterations before the loop run; no negative count
-            new_ops[:0] = _count_guard(count, run.first, counts.text(self.entry.count),
-                                       call.loc)
+            new_ops[:0] = _count_guard(count, run.first + self.entry.count.less,
+                                       counts.text(self.entry.count), call.loc)
 
         def part(k: int) -> Op:
             if k not in parts:
