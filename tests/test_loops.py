@@ -352,6 +352,13 @@ def two_apart(w, xs):
     return total
 
 
+def column_at_counter(w, xs):
+    h = 0.0
+    for t in range(len(xs)):
+        h = np.tanh(w * h + xs[:, 0][t])
+    return np.sum(h)
+
+
 def divided_by_len(w, xs):
     return over_rows(w, xs) / len(xs)
 
@@ -437,7 +444,7 @@ def test_the_signature_checks_all_but_the_length():
 
 
 @pytest.mark.parametrize("f", [divided_by_len, shape_inside, last_row_too, sum_of_all_too,
-                               iterated_twice])
+                               iterated_twice, column_at_counter])
 def test_a_length_read_otherwise_stays_specialised(f, rng):
     w, xs = rng.normal(size=3), rng.normal(size=(6, 3))
     df = ys.simplegrad(f, w, xs)

@@ -168,7 +168,8 @@ def _reads_at_counter(call: Call, rows: Op) -> bool:
         if not (op.fn is operator.getitem and op.args[0] in params):
             return False
         index = op.args[1]
-        return (index[0] if isinstance(index, tuple) and index else index) in moving
+        first = index[0] if isinstance(index, tuple) and index else index
+        return isinstance(first, Op) and first in moving  # not a slice: `xs[:, 0][t]`
 
     return all(at_counter(op) for op in loop.ops if isinstance(op, Call)
                and any(arg in params for arg in operands(op)))
