@@ -40,7 +40,9 @@ def _argument(node):
 
 
 def _range(unroller, args, kwargs, node, frame):
-    return range(*(unroller.concretize(a, operator.index, node, frame) for a in args))
+    written = getattr(node, "args", None) or ()  # each bound's own node, for the guard's text
+    return range(*(unroller.concretize(a, operator.index, written[i] if i < len(written)
+                                       else node, frame) for i, a in enumerate(args)))
 
 
 def _int(unroller, args, kwargs, node, frame):
