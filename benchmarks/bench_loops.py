@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import pathlib
 import statistics
 import subprocess
 import sys
@@ -25,33 +26,10 @@ import numpy as np
 
 import yota_src as ys
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from workloads import rnn, rnn_by_hand  # noqa: E402  the RNN and its hand-written BPTT
+
 HIDDEN, INPUTS = 64, 8
-
-
-def rnn(Wx, Wh, xs):
-    h = np.zeros(Wh.shape[0])
-    for t in range(xs.shape[0]):
-        h = np.tanh(Wx @ xs[t] + Wh @ h)
-    return np.sum(h ** 2)
-
-
-def rnn_by_hand(Wx, Wh, xs):
-    steps = xs.shape[0]
-    hs = np.empty((steps + 1, Wh.shape[0]))
-    hs[0] = 0.0
-    for t in range(steps):
-        hs[t + 1] = np.tanh(Wx @ xs[t] + Wh @ hs[t])
-    dWx, dWh, dxs = np.zeros_like(Wx), np.zeros_like(Wh), np.empty_like(xs)
-    dzs = np.empty((steps, Wh.shape[0]))
-    dh = 2.0 * hs[-1]
-    for t in reversed(range(steps)):
-        dz = dh * (1.0 - hs[t + 1] ** 2)
-        dzs[t] = dz
-        dh = Wh.T @ dz
-    dWx = dzs.T @ xs  # the outer products of all steps, as one product
-    dWh = dzs.T @ hs[:-1]
-    dxs = dzs @ Wx
-    return np.sum(hs[-1] ** 2), dWx, dWh, dxs
 
 
 def example(steps: int, seed: int = 0):

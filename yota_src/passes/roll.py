@@ -138,6 +138,8 @@ class _Counts:
         `xs[-1]`, a row read before the loop), which the trace folded."""
         lengths = {self.ops[index].args[0]: index for index, count in self.counts.items()
                    if count.rows}
+        if not lengths:  # counts from ints alone: no array to check, no walk of the tape
+            return []
         live = live_ops(tape)
         users = readers([op for op in tape.ops if op in live], tape.output)
         return [self.counts[index] for rows, index in lengths.items()
