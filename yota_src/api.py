@@ -23,6 +23,7 @@ import numpy as np
 
 from . import codegen, counts, loader, passes, rules
 from .adjoint import differentiate
+from .cache import GradientCache, quick_key
 from .errors import ControlFlowChanged, NoDiffRuleError, SignatureMismatch, SourceUnavailableError
 from .passes import eliminate_dead_code, optimize, optimize_forward
 from .primitives import display_name, is_output
@@ -53,10 +54,19 @@ class GradientResult(Sequence):
     """`g[i]`: the gradient for positional argument i (array, float, path dict
     or None); `g.tape`: the forward Tape; `g.source`: the gradient's module."""
 
-    def __init__(self, gradients: tuple, tape: Tape, source: str):
-        self._gradients = tuple(gradients)
-        self.tape = tape
-        self.source = source
+    __slots__ = ("_gradients", "_compiled")  # made on every ys.grad call: kept cheap
+
+    def __init__(self, gradients: tuple, compiled: _Compiled):
+        self._gradients = gradients
+        self._compiled = compiled
+
+    @property
+    def tape(self) -> Tape:
+        return self._compiled.tape
+
+    @property
+    def source(self) -> str:
+        return self._compiled.source
 
     def __getitem__(self, index):
         return self._gradients[index]
@@ -137,8 +147,7 @@ class GradFunction:
         return f"<GradFunction {self.__name__}>"
 
 
-_cache: dict[Any, list[_Compiled]] = {}
-_cache_lock = threading.Lock()
+_cache = GradientCache()
 _building: dict[Any, threading.Lock] = {}  # one build at a time per cache key
 
 
@@ -146,25 +155,64 @@ def grad(f: Callable, *args, dynamic: bool = False, wrt=None, loops: str = "roll
          **keywords) -> tuple[Any, GradientResult]:
     """The value of `f(*args)` and its gradient for every positional argument
     (`loops`: as for `simplegrad`)."""
-    _refuse_keywords("grad", keywords)
-    fn, full_args, n_bound = _target(f, args)
+    if keywords:
+        _refuse_keywords("grad", keywords)
+    if type(f) is types.FunctionType:
+        fn, full_args, n_bound = f, args, 0
+    else:
+        fn, full_args, n_bound = _target(f, args)
+    wrt_key = _hashable_wrt(wrt)
+    quick = quick_key((fn, n_bound, wrt_key, loops), full_args) if wrt_key is not _NO_KEY \
+        else None
+    variants = _cache.quick.get(quick) if quick is not None else None
+    tried = set()
+    if variants is not None and len(variants) == 1:  # the common hit, checked as _from_cache does
+        compiled = variants[0]
+        if not compiled.draws and not (dynamic and compiled.holds_output) \
+                and first_stale(compiled.dependencies) is None:
+            try:
+                result = compiled.function(*full_args)
+                return result[0], GradientResult(result[n_bound + 1:], compiled)
+            except ControlFlowChanged as error:
+                if not dynamic:
+                    raise _other_path(error) from None
+                tried.add(id(compiled))
     wrt_args = _wrt_indices(wrt, len(args), n_bound, fn, full_args)
     loops = _loops_option(loops)
     key = (fn, signature_key(full_args), wrt_args, loops)
-    tried: set = set()
     compiled, result = _from_cache(key, full_args, dynamic, tried)
     if compiled is None:
-        with _cache_lock:
+        with _cache.lock:
             building = _building.setdefault(key, threading.Lock())
         with building:  # concurrent first calls: one traces, the others use its result
             compiled, result = _from_cache(key, full_args, dynamic, tried)
             if compiled is None:
                 compiled = _build(fn, full_args, wrt_args, loops)
                 result = compiled.function(*full_args)
-                with _cache_lock:
-                    _cache.setdefault(key, []).append(compiled)
-    value, *gradients = result
-    return value, GradientResult(gradients[n_bound:], compiled.tape, compiled.source)
+                with _cache.lock:
+                    _cache.variants.setdefault(key, []).append(compiled)
+    if quick is not None:
+        with _cache.lock:
+            _cache.quick[quick] = _cache.variants[key]
+    return result[0], GradientResult(tuple(result[n_bound + 1:]), compiled)
+
+
+_NO_KEY = object()
+
+
+def _hashable_wrt(wrt):
+    """`wrt` as part of a quick key (a list of names is as good as a tuple),
+    or _NO_KEY for one that is not made of indices and names."""
+    if wrt is None or type(wrt) in (int, str):
+        return wrt
+    if type(wrt) in (list, tuple) and all(type(item) in (int, str) for item in wrt):
+        return tuple(wrt)
+    return _NO_KEY
+
+
+def _other_path(error: ControlFlowChanged) -> ControlFlowChanged:
+    return ControlFlowChanged(f"{error}. ys.grad(..., dynamic=True) traces and caches each "
+                              "path instead.")
 
 
 def _from_cache(key, args: tuple, dynamic: bool, tried: set):
@@ -175,14 +223,14 @@ def _from_cache(key, args: tuple, dynamic: bool, tried: set):
     when `dynamic`, and raises otherwise. `tried` holds the variants already
     run for this call, which are not run again.
     """
-    with _cache_lock:
-        variants = [each for each in _cache.get(key, ()) if id(each) not in tried]
+    with _cache.lock:
+        variants = [each for each in _cache.variants.get(key, ()) if id(each) not in tried]
     for compiled in variants:
         tried.add(id(compiled))
         if first_stale(compiled.dependencies) is not None:
-            with _cache_lock:
-                if compiled in _cache.get(key, ()):
-                    _cache[key].remove(compiled)
+            with _cache.lock:
+                if compiled in _cache.variants.get(key, ()):
+                    _cache.variants[key].remove(compiled)
             continue
         states = random_states(compiled.generators + _generators_in(args)) \
             if compiled.draws else {}
@@ -192,9 +240,7 @@ def _from_cache(key, args: tuple, dynamic: bool, tried: set):
             return compiled, compiled.function(*args)
         except ControlFlowChanged as error:
             if not dynamic:
-                raise ControlFlowChanged(
-                    f"{error}. ys.grad(..., dynamic=True) traces and caches each path "
-                    "instead.") from None
+                raise _other_path(error) from None
             rewind(states)  # the variant that applies draws what one call of f would
     return None, None
 
