@@ -29,11 +29,15 @@ def affine(W, b, x):
 
 
 def affine_by_hand(W, b, x):
-    out = np.sum(W @ x + b[:, None])
-    dW = np.broadcast_to(x.sum(axis=1), W.shape)  # ones @ x.T: every row is x's row sums
-    db = np.full(b.shape, float(x.shape[1]))
-    dx = np.broadcast_to(W.sum(axis=0)[:, None], x.shape)
-    return out, dW, db, dx
+    """As in the seed project's comparison, the reference keeps its matmuls:
+    the gradient of `W @ x` is two products with the output's gradient. The
+    row-sum shortcut (every row of dW is x's row sums) is what yota-src's seed
+    algebra finds, and the 0.6x target of issue 11 measures that it does."""
+    y = W @ x
+    y += b[:, None]
+    out = y.sum()
+    dy = np.ones_like(y)
+    return out, dy @ x.T, dy.sum(axis=1), W.T @ dy
 
 
 # --- MLP 784-256-10, softmax cross-entropy ------------------------------------

@@ -75,7 +75,7 @@ def test_an_rnn_reads_like_backpropagation_through_time(rng):
             rng.normal(size=(50, 8)))
     rolled, unrolled = both_ways(rnn, *args)
     body = rolled.split("def grad_rnn")[1]
-    assert len(rolled.splitlines()) <= 61, rolled
+    assert len(rolled.splitlines()) <= 64, rolled  # 3 of them: the dtype guards compare with
     # the count is the sequence's length, read at run time
     assert "n_xs = len(xs)" in body and "for t in range(n_xs):" in body
     assert "for t in reversed(range(n_xs)):" in body

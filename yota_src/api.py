@@ -23,12 +23,12 @@ import numpy as np
 
 from . import codegen, counts, loader, passes, rules
 from .adjoint import differentiate
-from .cache import GradientCache, quick_key
+from .cache import GradientCache
 from .errors import ControlFlowChanged, NoDiffRuleError, SignatureMismatch, SourceUnavailableError
 from .passes import eliminate_dead_code, optimize, optimize_forward
 from .primitives import display_name, is_output
 from .source import function_source, unwrap
-from .specialisation import describe_outside, first_stale
+from .specialisation import all_hold, describe_outside, first_stale
 from .structs import (
     ATTR,
     DATA,
@@ -92,6 +92,9 @@ class _Compiled:
     # the rest back would reorder the two)
     holds_output: bool = False
 
+    def __post_init__(self):
+        self.fresh = all_hold(self.dependencies)  # asked on every cache hit
+
 
 class GradFunction:
     """A generated gradient: call it like the primal to get (value, d0, d1, ...).
@@ -148,6 +151,8 @@ class GradFunction:
 
 
 _cache = GradientCache()
+_checks = _cache.checks  # what every call reads, bound once
+_FUNCTION = types.FunctionType
 _building: dict[Any, threading.Lock] = {}  # one build at a time per cache key
 
 
@@ -157,26 +162,29 @@ def grad(f: Callable, *args, dynamic: bool = False, wrt=None, loops: str = "roll
     (`loops`: as for `simplegrad`)."""
     if keywords:
         _refuse_keywords("grad", keywords)
-    if type(f) is types.FunctionType:
+    if type(f) is _FUNCTION:
         fn, full_args, n_bound = f, args, 0
     else:
         fn, full_args, n_bound = _target(f, args)
-    wrt_key = _hashable_wrt(wrt)
-    quick = quick_key((fn, n_bound, wrt_key, loops), full_args) if wrt_key is not _NO_KEY \
-        else None
-    variants = _cache.quick.get(quick) if quick is not None else None
-    tried = set()
+    options = _DEFAULT_OPTIONS if n_bound == 0 and wrt is None and loops == "roll" else \
+        (n_bound, _hashable_wrt(wrt), loops)
+    variants = None
+    for check, found in _checks.get(fn, ()):  # GradientCache.find, inlined: it is per call
+        if check(options, full_args):
+            variants = found
+            break
+    skipped = None
     if variants is not None and len(variants) == 1:  # the common hit, checked as _from_cache does
         compiled = variants[0]
-        if not compiled.draws and not (dynamic and compiled.holds_output) \
-                and first_stale(compiled.dependencies) is None:
+        if not compiled.draws and not (dynamic and compiled.holds_output) and compiled.fresh():
             try:
                 result = compiled.function(*full_args)
                 return result[0], GradientResult(result[n_bound + 1:], compiled)
             except ControlFlowChanged as error:
                 if not dynamic:
                     raise _other_path(error) from None
-                tried.add(id(compiled))
+                skipped = id(compiled)
+    tried = {skipped} if skipped is not None else set()
     wrt_args = _wrt_indices(wrt, len(args), n_bound, fn, full_args)
     loops = _loops_option(loops)
     key = (fn, signature_key(full_args), wrt_args, loops)
@@ -191,17 +199,17 @@ def grad(f: Callable, *args, dynamic: bool = False, wrt=None, loops: str = "roll
                 result = compiled.function(*full_args)
                 with _cache.lock:
                     _cache.variants.setdefault(key, []).append(compiled)
-    if quick is not None:
-        with _cache.lock:
-            _cache.quick[quick] = _cache.variants[key]
+    if variants is None and options[1] is not _NO_KEY:
+        _cache.remember(fn, options, full_args, key)
     return result[0], GradientResult(tuple(result[n_bound + 1:]), compiled)
 
 
 _NO_KEY = object()
+_DEFAULT_OPTIONS = (0, None, "roll")  # one object, so that checks test identity first
 
 
 def _hashable_wrt(wrt):
-    """`wrt` as part of a quick key (a list of names is as good as a tuple),
+    """`wrt` as part of a cache check (a list of names is as good as a tuple),
     or _NO_KEY for one that is not made of indices and names."""
     if wrt is None or type(wrt) in (int, str):
         return wrt

@@ -4,29 +4,34 @@ quick way back to them for the call a training loop makes every step.
 The full key (`structs.signature_key`) walks every argument through the
 struct machinery and hashes nested tuples: about 1 µs per array and 8 µs for
 a small struct, several times the cost of the generated code on small
-inputs. `quick_key` reads the same facts (types, shapes, dtypes, the values
-of static leaves, the attribute names of plain objects) straight off the
-arguments, so that a hit costs a few hundred nanoseconds. It is sound by
-construction: two calls with equal quick keys have equal full keys. Where it
-cannot promise that (a class with slots or descriptors, a NumPy scalar, an
-enum), it gives up and the full key is computed.
+inputs. So each function also keeps a short list of *checks*, one per
+specialisation it was called with: a small generated function that tests
+the arguments in place (`type(x) is ndarray and x.shape == (3,) and ...`),
+reading each leaf once and building nothing. A check holds exactly the facts
+the full key holds (types, shapes, dtypes, the values of static leaves, the
+field names of plain objects), so a passing check means an equal full key.
+Where it cannot promise that (a class with slots or descriptors, a NumPy
+scalar, an enum), no check is made and every call computes the full key.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .structs import kind_of
 
+_MAX_CHECKS = 8  # per function: shapes a training loop alternates between
+_MAX_DEPTH = 24  # nesting a check spells out; deeper arguments use the full key
 
-class _NoQuickKey(Exception):
-    """An argument the quick key does not describe: use the full key."""
+
+class _NoCheck(Exception):
+    """An argument a check cannot describe: use the full key."""
 
 
-_STATIC = (int, bool, str, type(None))
 _plain_classes: dict[type, bool] = {}
 
 
@@ -36,14 +41,13 @@ def _is_plain(cls: type) -> bool:
     machinery walks field by field exactly as its `__dict__` lists them."""
     known = _plain_classes.get(cls)
     if known is None:
-        klasses = cls.__mro__[:-1]
         known = all(
             "__slots__" not in vars(klass) and "__getattr__" not in vars(klass)
             and "__getattribute__" not in vars(klass)
             and not any(hasattr(attribute, "__set__") or hasattr(attribute, "__delete__")
                         for name, attribute in vars(klass).items()
                         if name not in ("__dict__", "__weakref__"))
-            for klass in klasses)
+            for klass in cls.__mro__[:-1])
         try:
             known = known and kind_of(object.__new__(cls)) == "struct"
         except TypeError:  # a class that cannot be made without its constructor
@@ -52,56 +56,109 @@ def _is_plain(cls: type) -> bool:
     return known
 
 
-def _describe(value, out: list) -> None:
-    """Append what the full key holds of `value` to the flat list `out`:
-    flat, because building one tuple costs less than nesting many."""
-    cls = type(value)
-    if cls is np.ndarray:  # a shape is a tuple, which no other kind appends
-        out.append(value.shape)
-        out.append(value.dtype)
-    elif cls is float:
-        out.append(cls)
-    elif cls in _STATIC:
-        out += (cls, value)
-    elif cls is list or cls is tuple:
-        out += (cls, len(value))
-        for item in value:
-            _describe(item, out)
-    elif cls is dict or _is_plain(cls):
-        fields = value if cls is dict else value.__dict__
-        out += (cls, len(fields))
-        out += fields  # the keys, in order
-        for item in fields.values():
-            _describe(item, out)
-    else:
-        raise _NoQuickKey
+class _CheckWriter:
+    """Writes the body of one check: a test per leaf, each leaf bound to a
+    local (`v3 = a0.__dict__[k1]`) once the tests above it have passed, so
+    nothing is read twice and no read can fail."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+        self.constants: dict[str, Any] = {"_ndarray": np.ndarray}
+        self.names = 0
+
+    def constant(self, value) -> str:
+        name = f"k{len(self.constants)}"
+        self.constants[name] = value
+        return name
+
+    def test(self, condition: str) -> None:
+        self.lines.append(f"if not ({condition}): return False")
+
+    def local(self, expression: str) -> str:
+        self.names += 1
+        self.lines.append(f"v{self.names} = {expression}")
+        return f"v{self.names}"
+
+    def describe(self, name: str, value, depth: int) -> None:
+        if depth > _MAX_DEPTH:
+            raise _NoCheck
+        cls, test = type(value), self.test
+        if cls is np.ndarray:
+            dtype = self.constant(value.dtype)
+            test(f"type({name}) is _ndarray and {name}.shape == {self.constant(value.shape)} "
+                 f"and ({name}.dtype is {dtype} or {name}.dtype == {dtype})")
+        elif cls is float:
+            test(f"type({name}) is float")
+        elif value is None or cls is bool:
+            test(f"{name} is {value!r}")
+        elif cls is int or cls is str:
+            test(f"type({name}) is {cls.__name__} and {name} == {self.constant(value)}")
+        elif cls is list or cls is tuple:
+            test(f"type({name}) is {cls.__name__} and len({name}) == {len(value)}")
+            for index, item in enumerate(value):
+                self.describe(self.local(f"{name}[{index}]"), item, depth + 1)
+        elif cls is dict or _is_plain(cls):
+            fields = value if cls is dict else value.__dict__
+            test(f"type({name}) is {self.constant(cls)}")
+            if cls is not dict:
+                name = self.local(f"{name}.__dict__")
+            test(f"tuple({name}) == {self.constant(tuple(fields))}")
+            for key, item in fields.items():
+                self.describe(self.local(f"{name}[{self.constant(key)}]"), item, depth + 1)
+        else:
+            raise _NoCheck
 
 
-def quick_key(target: tuple, args: tuple):
-    """A hashable key for `args` (with `target`: the function, wrt and loop
-    options) or None where the full key must be computed."""
-    out = list(target)
+def make_check(options: tuple, args: tuple) -> Callable[[tuple, tuple], bool] | None:
+    """A function `check(options, args)` true exactly when `args` (and the
+    call's options: bound arguments, wrt, loops) have the specialisation of
+    these, or None where arguments cannot be checked without the full key."""
+    writer = _CheckWriter()
     try:
-        for arg in args:
-            _describe(arg, out)
-    except (_NoQuickKey, RecursionError):
+        for index, arg in enumerate(args):
+            writer.describe(f"a{index}", arg, 0)
+    except (_NoCheck, RecursionError):
         return None
-    return tuple(out)
+    same = writer.constant(options)
+    unpack = [f"{', '.join(f'a{index}' for index in range(len(args)))}, = args"] if args else []
+    body = [f"if options is not {same} and options != {same} or len(args) != {len(args)}: "
+            "return False", *unpack, *writer.lines, "return True"]
+    source = "def check(options, args):\n" + "".join(f"    {line}\n" for line in body)
+    namespace = writer.constants
+    exec(compile(source, "<yota-src argument check>", "exec"), namespace)
+    return namespace["check"]
 
 
 class GradientCache:
-    """Compiled variants by full key; a variant list is shared by every quick
-    key that leads to it, so dropping a stale variant drops it for all."""
+    """Compiled variants by full key, and per function the checks that lead
+    to them; a variant list is shared by its key and its checks, so dropping
+    a stale variant drops it for both."""
 
     def __init__(self):
         self.variants: dict[Any, list] = {}
-        self.quick: dict[Any, list] = {}
+        self.checks: dict[Callable, list[tuple[Callable, list]]] = {}
         self.lock = threading.Lock()
+
+    def find(self, function: Callable, options: tuple, args: tuple) -> list | None:
+        """The variants for a call whose check passes, or None."""
+        for check, variants in self.checks.get(function, ()):
+            if check(options, args):
+                return variants
+        return None
+
+    def remember(self, function: Callable, options: tuple, args: tuple, key) -> None:
+        """Make a check for this call's arguments leading to `key`'s variants."""
+        check = make_check(options, args)
+        if check is None:
+            return
+        with self.lock:  # a new list: `find` may be reading the old one
+            older = self.checks.get(function, [])[:_MAX_CHECKS - 1]
+            self.checks[function] = [(check, self.variants[key])] + older
 
     def clear(self) -> None:
         with self.lock:
             self.variants.clear()
-            self.quick.clear()
+            self.checks.clear()
 
     def values(self):
         return self.variants.values()

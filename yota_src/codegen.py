@@ -57,6 +57,17 @@ _BINARY = operators.to_node(ast, "binary")
 _COMPARE = {**operators.to_node(ast, "compare"), operator.is_: ast.Is}
 _UNARY = operators.to_node(ast, "unary")
 _INLINE_LIMIT = 64  # longest expression a temporary is folded into, in characters
+# NumPy functions written as the array's method where the first argument is an
+# array: `np.sum(x)` dispatches through a Python wrapper and costs twice
+# `x.sum()` on a small array. Each method takes the function's positional
+# arguments in the same order; keywords beyond these are spelled differently.
+_METHOD_SPELLINGS = {
+    np.sum: "sum", np.prod: "prod", np.mean: "mean", np.max: "max", np.amax: "max",
+    np.min: "min", np.amin: "min", np.any: "any", np.all: "all", np.argmax: "argmax",
+    np.argmin: "argmin", np.std: "std", np.var: "var", np.cumsum: "cumsum",
+    np.cumprod: "cumprod", np.reshape: "reshape", np.transpose: "transpose",
+    np.squeeze: "squeeze", np.ravel: "ravel", np.clip: "clip"}
+_METHOD_KEYWORDS = {"axis", "dtype", "out", "keepdims", "initial", "where", "ddof", "order"}
 LINE_LIMIT = 100  # columns: longer statements are written over several lines
 # Most elements an array from outside the arguments may have to be written
 # into the module as a literal (about 5 kB of text); a larger one is read
@@ -64,6 +75,15 @@ LINE_LIMIT = 100  # columns: longer statements are written over several lines
 LITERAL_LIMIT = 256
 # names the code reads without taking them: modules, and the errors it raises
 _RESERVED = frozenset({"np", "math", "SignatureMismatch", "ControlFlowChanged"})
+
+
+def _is_array(value) -> bool:
+    """An op that is an array when the code runs, not a number, list or tuple."""
+    if not isinstance(value, Op) or not value.shape:  # () may be a float; None a tuple
+        return False
+    if isinstance(value, Const):
+        return isinstance(value.value, np.ndarray)
+    return not (isinstance(value, Call) and value.fn in primitives.METHODS)
 
 
 class CodegenError(UnsupportedSyntaxError):
@@ -157,6 +177,7 @@ class _Writer:
         self.constants: list[str] = []  # module-level arrays the function reads
         self.live_constants: dict[str, object] = {}
         self.identities: list[str] = []  # module-level names of objects compared by identity
+        self.guard_dtypes: dict[str, str] = {}  # a dtype's spelling -> the module's name for it
         self.unreachable: list[str] = []  # module-level names of large arrays no import reaches
         self.outside_reads: list[str] = []  # large arrays read from their modules, and checked
         self.read_by_name: list[str] = []  # what those are, for the docstring
@@ -203,6 +224,10 @@ class _Writer:
             lines += ["# Raised when called outside the specialisation above; "
                       f"{'both are' if len(self.errors_used) > 1 else 'it is'} ValueError.",
                       f"{names} = ValueError", ""]
+        if self.guard_dtypes:
+            lines += ["# The dtypes the guards compare with, made once.",
+                      *(f"{name} = {spelled if '(' in spelled else f'np.dtype({spelled})'}"
+                        for spelled, name in self.guard_dtypes.items()), ""]
         if self.constants:
             lines += ["# Arrays the primal read from its globals and closures, as they were.",
                       *self.constants, ""]
@@ -298,9 +323,10 @@ class _Writer:
         checks += [check for index, leaves in enumerate(self.sig.leaves) for leaf in leaves
                    for check in self._leaf_checks(index, leaf)]
         lines = []
-        for condition, message in checks:
+        for condition, message, *before in checks:
             self.errors_used.add("SignatureMismatch")
-            lines += [f"if {condition}:", *self.raising("SignatureMismatch", message, 8)]
+            lines += [*_condition_lines(condition), *("    " + line for line in sum(before, [])),
+                      *self.raising("SignatureMismatch", message, 8)]
         return lines
 
     def raising(self, error: str, message: tuple, indent: int, tail: str = "") -> list[str]:
@@ -361,10 +387,13 @@ class _Writer:
             names = ast.unparse(self.literal(node.keys))
             name = "name" if "name" not in self.params else self.fresh("name")
             missing = "missing" if "missing" not in self.params else self.fresh("missing")
-            checks.append((f"{missing} := [{name} for {name} in {names} "
-                           f"if not hasattr({code}, {name})]",
+            present = [f"hasattr({code}, {ast.unparse(self.literal(key))})" for key in node.keys]
+            checks.append((f"not ({' and '.join(present)})" if len(present) > 1  # no list made
+                           else f"not {present[0]}",                      # on every call
                            _message(f"{head} with the attributes {names}, missing: ",
-                                    _Field(missing))))
+                                    _Field(missing)),
+                           [f"{missing} = [{name} for {name} in {names} "
+                            f"if not hasattr({code}, {name})]"]))
         return checks
 
     def _type_differs(self, expr: str, cls: type) -> str:
@@ -413,7 +442,7 @@ class _Writer:
                 else f"{code}.ndim != 1"
         return [(self._type_differs(code, cls),
                  _message(f"{head} of type {cls.__qualname__}, got ", got_type)),
-                (f"{test} or {code}.dtype != {self._dtype(dtype)}",
+                (f"{test} or {code}.dtype != {self._guard_dtype(dtype)}",
                  _message(f"{head} {rows or describe_dtype(dtype) + ' ' + str(shape)}, got ",
                           _Field(f"{code}.dtype"), " ", _Field(f"{code}.shape")))]
 
@@ -816,6 +845,10 @@ class _Writer:
         if fn in primitives.METHODS:
             return ast.Call(ast.Attribute(self.literal(args[0]), primitives.METHODS[fn]),
                             [self.literal(a) for a in args[1:]], self.keywords(kwargs))
+        if fn in _METHOD_SPELLINGS and args and _is_array(args[0]) \
+                and _METHOD_KEYWORDS.issuperset(kwargs):
+            return ast.Call(ast.Attribute(self.literal(args[0]), _METHOD_SPELLINGS[fn]),
+                            [self.literal(a) for a in args[1:]], self.keywords(kwargs))
         if fn is primitives.draw:  # rng.normal(size=3)
             return ast.Call(ast.Attribute(self.literal(args[0]), args[1]),
                             [self.literal(a) for a in args[2:]], self.keywords(kwargs))
@@ -977,6 +1010,16 @@ class _Writer:
             return self._module(value)
         raise CodegenError(f"generated code cannot spell the value {value!r}")
 
+    def _guard_dtype(self, dtype) -> str:
+        """A dtype made once at module level for guards to compare with:
+        comparing with `np.float64`, a type, converts it on every call, which
+        costs twice as much as the comparison."""
+        spelled = self._dtype(dtype)
+        if spelled not in self.guard_dtypes:
+            base = spelled[3:] if "(" not in spelled else "dtype"
+            self.guard_dtypes[spelled] = self.fresh(base)
+        return self.guard_dtypes[spelled]
+
     def _dtype(self, dtype) -> str:
         """`np.float64` where the scalar type names the dtype exactly, else
         `np.dtype('>f8')` (byte order, string lengths, units, fields)."""
@@ -1129,6 +1172,22 @@ def _message(*parts) -> tuple:
     """A message made of literal text and `_Field`s (code whose value it
     shows), written out by `_wrapped`."""
     return parts
+
+
+def _condition_lines(condition: str) -> list[str]:
+    """`if condition:`, a parenthesised conjunction too long for one line
+    broken before its `and`s."""
+    line = f"if {condition}:"
+    if len(line) + 4 <= LINE_LIMIT or not condition.startswith("not (") or " and " not in line:
+        return [line]
+    lines, rest = [], line
+    while len(rest) + 4 > LINE_LIMIT and " and " in rest:
+        cut = rest.rfind(" and ", 0, LINE_LIMIT - 4)
+        if cut <= 0:
+            break
+        lines.append(rest[:cut])
+        rest = "        and " + rest[cut + 5:]
+    return lines + [rest]
 
 
 def _fitted(line: str) -> list[str]:

@@ -145,6 +145,25 @@ def first_stale(dependencies) -> Dependency | None:
     return None
 
 
+def all_hold(dependencies) -> Callable[[], bool]:
+    """One call that is true while every dependency holds: what a cache hit
+    asks, so it is written out as one expression (about a third of the cost
+    of asking each `Dependency.holds`)."""
+    tests, namespace = [], {}
+    for index, each in enumerate(dependencies):
+        if each.same is not None:
+            namespace[f"same{index}"], namespace[f"read{index}"] = each.same, each.read
+            tests.append(f"same{index}(read{index}())")
+        else:
+            namespace[f"holds{index}"] = each.holds
+            tests.append(f"holds{index}()")
+    body = " and ".join(tests) or "True"
+    source = f"def fresh():\n    try:\n        return {body}\n    except Exception:\n" \
+        "        return False\n"
+    exec(compile(source, "<yota-src dependency check>", "exec"), namespace)
+    return namespace["fresh"]
+
+
 def describe(value) -> str:
     """A value for the docstring: deterministic, never a memory address."""
     if is_array(value):

@@ -9,31 +9,34 @@ import numpy as np
 # Raised when called outside the specialisation above; it is ValueError.
 SignatureMismatch = ValueError
 
+# The dtypes the guards compare with, made once.
+float64 = np.dtype(np.float64)
+
 
 def grad_loss(W, b, x):
     if type(W) is not np.ndarray:
         raise SignatureMismatch("grad_loss was generated for W of type ndarray, got "
                                 f"{type(W).__qualname__}")
-    if W.shape != (128, 784) or W.dtype != np.float64:
+    if W.shape != (128, 784) or W.dtype != float64:
         raise SignatureMismatch(f"grad_loss was generated for W float64 (128, 784), got {W.dtype} "
                                 f"{W.shape}")
     if type(b) is not np.ndarray:
         raise SignatureMismatch("grad_loss was generated for b of type ndarray, got "
                                 f"{type(b).__qualname__}")
-    if b.shape != (128,) or b.dtype != np.float64:
+    if b.shape != (128,) or b.dtype != float64:
         raise SignatureMismatch(f"grad_loss was generated for b float64 (128,), got {b.dtype} "
                                 f"{b.shape}")
     if type(x) is not np.ndarray:
         raise SignatureMismatch("grad_loss was generated for x of type ndarray, got "
                                 f"{type(x).__qualname__}")
-    if x.shape != (784, 100) or x.dtype != np.float64:
+    if x.shape != (784, 100) or x.dtype != float64:
         raise SignatureMismatch(f"grad_loss was generated for x float64 (784, 100), got {x.dtype} "
                                 f"{x.shape}")
     # affine.py:11  return np.sum(W @ x + b[:, None])
-    out = np.sum(W @ x + b[:, None])
+    out = (W @ x + b[:, None]).sum()
     # backward
     # affine.py:11  return np.sum(W @ x + b[:, None])
     db = np.full((128,), 100.0)
-    dW = np.copy(np.broadcast_to(np.sum(x, axis=1), (128, 784)))
-    dx = np.copy(np.broadcast_to(np.sum(W.T, axis=1, keepdims=True), (784, 100)))
+    dW = np.copy(np.broadcast_to(x.sum(axis=1), (128, 784)))
+    dx = np.copy(np.broadcast_to(W.T.sum(axis=1, keepdims=True), (784, 100)))
     return out, dW, db, dx

@@ -11,19 +11,22 @@ import numpy as np
 # Raised when called outside the specialisation above; both are ValueError.
 SignatureMismatch = ControlFlowChanged = ValueError
 
+# The dtypes the guards compare with, made once.
+float64 = np.dtype(np.float64)
+
 
 def grad_energy(x):
     if type(x) is not np.ndarray:
         raise SignatureMismatch("grad_energy was generated for x of type ndarray, got "
                                 f"{type(x).__qualname__}")
-    if x.shape != (3,) or x.dtype != np.float64:
+    if x.shape != (3,) or x.dtype != float64:
         raise SignatureMismatch(f"grad_energy was generated for x float64 (3,), got {x.dtype} "
                                 f"{x.shape}")
     # branch.py:10  if np.sum(x) > 0:
-    if not np.sum(x) > 0:
+    if not x.sum() > 0:
         _other_path("`np.sum(x) > 0` was True (branch.py:10)")
     # branch.py:11  return np.sum(x ** 2)
-    out = np.sum(x ** 2)
+    out = (x ** 2).sum()
     # backward
     # branch.py:11  return np.sum(x ** 2)
     dx = 2.0 * x

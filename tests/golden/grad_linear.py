@@ -9,40 +9,44 @@ import numpy as np
 # Raised when called outside the specialisation above; it is ValueError.
 SignatureMismatch = ValueError
 
+# The dtypes the guards compare with, made once.
+float64 = np.dtype(np.float64)
+
 
 def grad_loss(m, X):
     if type(m).__qualname__ != 'Linear':
         raise SignatureMismatch("grad_loss was generated for m of type Linear, got "
                                 f"{type(m).__qualname__}")
-    if missing := [name for name in ('W', 'b') if not hasattr(m, name)]:
+    if not (hasattr(m, 'W') and hasattr(m, 'b')):
+        missing = [name for name in ('W', 'b') if not hasattr(m, name)]
         raise SignatureMismatch("grad_loss was generated for m with the attributes ('W', 'b'), "
                                 f"missing: {missing}")
     if type(m.W) is not np.ndarray:
         raise SignatureMismatch("grad_loss was generated for m.W of type ndarray, got "
                                 f"{type(m.W).__qualname__}")
-    if m.W.shape != (3, 4) or m.W.dtype != np.float64:
+    if m.W.shape != (3, 4) or m.W.dtype != float64:
         raise SignatureMismatch(f"grad_loss was generated for m.W float64 (3, 4), got {m.W.dtype} "
                                 f"{m.W.shape}")
     if type(m.b) is not np.ndarray:
         raise SignatureMismatch("grad_loss was generated for m.b of type ndarray, got "
                                 f"{type(m.b).__qualname__}")
-    if m.b.shape != (3,) or m.b.dtype != np.float64:
+    if m.b.shape != (3,) or m.b.dtype != float64:
         raise SignatureMismatch(f"grad_loss was generated for m.b float64 (3,), got {m.b.dtype} "
                                 f"{m.b.shape}")
     if type(X) is not np.ndarray:
         raise SignatureMismatch("grad_loss was generated for X of type ndarray, got "
                                 f"{type(X).__qualname__}")
-    if X.shape != (4, 5) or X.dtype != np.float64:
+    if X.shape != (4, 5) or X.dtype != float64:
         raise SignatureMismatch(f"grad_loss was generated for X float64 (4, 5), got {X.dtype} "
                                 f"{X.shape}")
     m_W = m.W
     # linear.py:16  return m.W @ X
     t1 = m_W @ X
     # linear.py:20  return np.sum(forward(m, X))
-    out = np.sum(t1)
+    out = t1.sum()
     # backward
     # linear.py:16  return m.W @ X
-    dm_W = np.copy(np.broadcast_to(np.sum(X, axis=1), (3, 4)))
-    dX = np.copy(np.broadcast_to(np.sum(m_W.T, axis=1, keepdims=True), (4, 5)))
+    dm_W = np.copy(np.broadcast_to(X.sum(axis=1), (3, 4)))
+    dX = np.copy(np.broadcast_to(m_W.T.sum(axis=1, keepdims=True), (4, 5)))
     dm = {('W',): dm_W}
     return out, dm, dX

@@ -10,48 +10,54 @@ import numpy as np
 # Raised when called outside the specialisation above; it is ValueError.
 SignatureMismatch = ValueError
 
+# The dtypes the guards compare with, made once.
+float64 = np.dtype(np.float64)
+int64 = np.dtype(np.int64)
+
 
 def grad_loss(params, x, labels):
     if type(params).__qualname__ != 'MLP':
         raise SignatureMismatch("grad_loss was generated for params of type MLP, got "
                                 f"{type(params).__qualname__}")
-    if missing := [name for name in ('W1', 'b1', 'W2', 'b2') if not hasattr(params, name)]:
+    if not (hasattr(params, 'W1') and hasattr(params, 'b1') and hasattr(params, 'W2')
+            and hasattr(params, 'b2')):
+        missing = [name for name in ('W1', 'b1', 'W2', 'b2') if not hasattr(params, name)]
         raise SignatureMismatch("grad_loss was generated for params with the attributes ('W1', "
                                 f"'b1', 'W2', 'b2'), missing: {missing}")
     if type(params.W1) is not np.ndarray:
         raise SignatureMismatch("grad_loss was generated for params.W1 of type ndarray, got "
                                 f"{type(params.W1).__qualname__}")
-    if params.W1.shape != (16, 8) or params.W1.dtype != np.float64:
+    if params.W1.shape != (16, 8) or params.W1.dtype != float64:
         raise SignatureMismatch("grad_loss was generated for params.W1 float64 (16, 8), got "
                                 f"{params.W1.dtype} {params.W1.shape}")
     if type(params.b1) is not np.ndarray:
         raise SignatureMismatch("grad_loss was generated for params.b1 of type ndarray, got "
                                 f"{type(params.b1).__qualname__}")
-    if params.b1.shape != (16,) or params.b1.dtype != np.float64:
+    if params.b1.shape != (16,) or params.b1.dtype != float64:
         raise SignatureMismatch("grad_loss was generated for params.b1 float64 (16,), got "
                                 f"{params.b1.dtype} {params.b1.shape}")
     if type(params.W2) is not np.ndarray:
         raise SignatureMismatch("grad_loss was generated for params.W2 of type ndarray, got "
                                 f"{type(params.W2).__qualname__}")
-    if params.W2.shape != (3, 16) or params.W2.dtype != np.float64:
+    if params.W2.shape != (3, 16) or params.W2.dtype != float64:
         raise SignatureMismatch("grad_loss was generated for params.W2 float64 (3, 16), got "
                                 f"{params.W2.dtype} {params.W2.shape}")
     if type(params.b2) is not np.ndarray:
         raise SignatureMismatch("grad_loss was generated for params.b2 of type ndarray, got "
                                 f"{type(params.b2).__qualname__}")
-    if params.b2.shape != (3,) or params.b2.dtype != np.float64:
+    if params.b2.shape != (3,) or params.b2.dtype != float64:
         raise SignatureMismatch("grad_loss was generated for params.b2 float64 (3,), got "
                                 f"{params.b2.dtype} {params.b2.shape}")
     if type(x) is not np.ndarray:
         raise SignatureMismatch("grad_loss was generated for x of type ndarray, got "
                                 f"{type(x).__qualname__}")
-    if x.shape != (8, 32) or x.dtype != np.float64:
+    if x.shape != (8, 32) or x.dtype != float64:
         raise SignatureMismatch(f"grad_loss was generated for x float64 (8, 32), got {x.dtype} "
                                 f"{x.shape}")
     if type(labels) is not np.ndarray:
         raise SignatureMismatch("grad_loss was generated for labels of type ndarray, got "
                                 f"{type(labels).__qualname__}")
-    if labels.shape != (32,) or labels.dtype != np.int64:
+    if labels.shape != (32,) or labels.dtype != int64:
         raise SignatureMismatch("grad_loss was generated for labels int64 (32,), got "
                                 f"{labels.dtype} {labels.shape}")
     params_W1 = params.W1
@@ -63,33 +69,33 @@ def grad_loss(params, x, labels):
     # mlp.py:21  return params.W2 @ h + params.b2[:, None]
     logits = params_W2 @ h + params_b2[:, None]
     # mlp.py:25  shifted = logits - np.max(logits, axis=0, keepdims=True)
-    max_logits = np.max(logits, axis=0, keepdims=True)
+    max_logits = logits.max(axis=0, keepdims=True)
     shifted = logits - max_logits
     # mlp.py:26  log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=0, keepdims=True))
     exp_shifted = np.exp(shifted)
-    t1 = np.sum(exp_shifted, axis=0, keepdims=True)
+    t1 = exp_shifted.sum(axis=0, keepdims=True)
     log_probs = shifted - np.log(t1)
     # mlp.py:27  return -np.mean(log_probs[labels, np.arange(labels.shape[0])])
     t2 = np.arange(32)
-    out = -np.mean(log_probs[labels, t2])
+    out = -log_probs[labels, t2].mean()
     # backward
     # mlp.py:27  return -np.mean(log_probs[labels, np.arange(labels.shape[0])])
     dlog_probs = np.zeros((3, 32))
     np.add.at(dlog_probs, (labels, t2), -0.03125)
     # mlp.py:26  log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=0, keepdims=True))
-    dt1 = -np.sum(dlog_probs, axis=0, keepdims=True) / t1
+    dt1 = -dlog_probs.sum(axis=0, keepdims=True) / t1
     dshifted = dlog_probs + dt1 * exp_shifted
     # mlp.py:25  shifted = logits - np.max(logits, axis=0, keepdims=True)
-    dmax_logits = -np.sum(dshifted, axis=0, keepdims=True)
+    dmax_logits = -dshifted.sum(axis=0, keepdims=True)
     t3 = logits == max_logits
-    dlogits = dshifted + np.where(t3, dmax_logits / np.sum(t3, axis=0, keepdims=True), 0)
+    dlogits = dshifted + np.where(t3, dmax_logits / t3.sum(axis=0, keepdims=True), 0)
     # mlp.py:21  return params.W2 @ h + params.b2[:, None]
-    dparams_b2 = np.sum(dlogits, axis=1)
+    dparams_b2 = dlogits.sum(axis=1)
     dparams_W2 = dlogits @ h.T
     dh = params_W2.T @ dlogits
     # mlp.py:20  h = np.tanh(params.W1 @ x + params.b1[:, None])
     t4 = dh * (1 - h * h)
-    dparams_b1 = np.sum(t4, axis=1)
+    dparams_b1 = t4.sum(axis=1)
     dparams_W1 = t4 @ x.T
     dx = params_W1.T @ t4
     dparams = {('W1',): dparams_W1, ('b1',): dparams_b1, ('W2',): dparams_W2, ('b2',): dparams_b2}

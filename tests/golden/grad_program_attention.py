@@ -9,55 +9,57 @@ import numpy as np
 # Raised when called outside the specialisation above; it is ValueError.
 SignatureMismatch = ValueError
 
+# The dtypes the guards compare with, made once.
+float64 = np.dtype(np.float64)
+
 
 def grad_attention(Q, K, V):
     if type(Q) is not np.ndarray:
         raise SignatureMismatch("grad_attention was generated for Q of type ndarray, got "
                                 f"{type(Q).__qualname__}")
-    if Q.shape != (3, 4) or Q.dtype != np.float64:
+    if Q.shape != (3, 4) or Q.dtype != float64:
         raise SignatureMismatch(f"grad_attention was generated for Q float64 (3, 4), got {Q.dtype} "
                                 f"{Q.shape}")
     if type(K) is not np.ndarray:
         raise SignatureMismatch("grad_attention was generated for K of type ndarray, got "
                                 f"{type(K).__qualname__}")
-    if K.shape != (5, 4) or K.dtype != np.float64:
+    if K.shape != (5, 4) or K.dtype != float64:
         raise SignatureMismatch(f"grad_attention was generated for K float64 (5, 4), got {K.dtype} "
                                 f"{K.shape}")
     if type(V) is not np.ndarray:
         raise SignatureMismatch("grad_attention was generated for V of type ndarray, got "
                                 f"{type(V).__qualname__}")
-    if V.shape != (5, 2) or V.dtype != np.float64:
+    if V.shape != (5, 2) or V.dtype != float64:
         raise SignatureMismatch(f"grad_attention was generated for V float64 (5, 2), got {V.dtype} "
                                 f"{V.shape}")
     # golden_programs.py:76  scores = Q @ K.T / np.sqrt(Q.shape[-1])
     t1 = np.sqrt(4)
     scores = Q @ K.T / t1
     # golden_programs.py:77  weights = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
-    max_scores = np.max(scores, axis=-1, keepdims=True)
+    max_scores = scores.max(axis=-1, keepdims=True)
     weights = np.exp(scores - max_scores)
     # golden_programs.py:78  weights = weights / np.sum(weights, axis=-1, keepdims=True)
-    sum_weights = np.sum(weights, axis=-1, keepdims=True)
+    sum_weights = weights.sum(axis=-1, keepdims=True)
     weights_2 = weights / sum_weights
     # golden_programs.py:79  return np.sum((weights @ V) ** 2)
     t2 = weights_2 @ V
-    out = np.sum(t2 ** 2)
+    out = (t2 ** 2).sum()
     # backward
     # golden_programs.py:79  return np.sum((weights @ V) ** 2)
     dt2 = 2.0 * t2
     dweights_2 = dt2 @ V.T
     dV = weights_2.T @ dt2
     # golden_programs.py:78  weights = weights / np.sum(weights, axis=-1, keepdims=True)
-    t3 = np.sum(dweights_2 * weights_2 / sum_weights, axis=1, keepdims=True)
+    t3 = (dweights_2 * weights_2 / sum_weights).sum(axis=1, keepdims=True)
     dsum_weights = -t3
     dweights = dweights_2 / sum_weights + dsum_weights
     # golden_programs.py:77  weights = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
     t4 = dweights * weights
-    dmax_scores = -np.sum(t4, axis=1, keepdims=True)
+    dmax_scores = -t4.sum(axis=1, keepdims=True)
     t5 = scores == max_scores
-    t6 = np.where(t5, dmax_scores / np.sum(t5, axis=-1, keepdims=True), 0)
-    dscores = t4 + t6
+    dscores = t4 + np.where(t5, dmax_scores / t5.sum(axis=-1, keepdims=True), 0)
     # golden_programs.py:76  scores = Q @ K.T / np.sqrt(Q.shape[-1])
-    t7 = dscores / t1
-    dQ = t7 @ K
-    dK = t7.T @ Q
+    t6 = dscores / t1
+    dQ = t6 @ K
+    dK = t6.T @ Q
     return out, dQ, dK, dV

@@ -11,22 +11,25 @@ import numpy as np
 # Raised when called outside the specialisation above; both are ValueError.
 SignatureMismatch = ControlFlowChanged = ValueError
 
+# The dtypes the guards compare with, made once.
+float64 = np.dtype(np.float64)
+
 
 def grad_branch(x, y):
     if type(x) is not np.ndarray:
         raise SignatureMismatch("grad_branch was generated for x of type ndarray, got "
                                 f"{type(x).__qualname__}")
-    if x.shape != (3,) or x.dtype != np.float64:
+    if x.shape != (3,) or x.dtype != float64:
         raise SignatureMismatch(f"grad_branch was generated for x float64 (3,), got {x.dtype} "
                                 f"{x.shape}")
     if type(y) is not np.ndarray:
         raise SignatureMismatch("grad_branch was generated for y of type ndarray, got "
                                 f"{type(y).__qualname__}")
-    if y.shape != (3,) or y.dtype != np.float64:
+    if y.shape != (3,) or y.dtype != float64:
         raise SignatureMismatch(f"grad_branch was generated for y float64 (3,), got {y.dtype} "
                                 f"{y.shape}")
     # golden_programs.py:113  s = np.sum(x * y)
-    s = np.sum(x * y)
+    s = (x * y).sum()
     # golden_programs.py:114  if s > 0:
     if not s > 0:
         _other_path("`s > 0` was True (golden_programs.py:114)")

@@ -9,18 +9,21 @@ import numpy as np
 # Raised when called outside the specialisation above; it is ValueError.
 SignatureMismatch = ValueError
 
+# The dtypes the guards compare with, made once.
+float64 = np.dtype(np.float64)
+
 
 def grad_huber(pred, target):
     if type(pred) is not np.ndarray:
         raise SignatureMismatch("grad_huber was generated for pred of type ndarray, got "
                                 f"{type(pred).__qualname__}")
-    if pred.shape != (4,) or pred.dtype != np.float64:
+    if pred.shape != (4,) or pred.dtype != float64:
         raise SignatureMismatch(f"grad_huber was generated for pred float64 (4,), got {pred.dtype} "
                                 f"{pred.shape}")
     if type(target) is not np.ndarray:
         raise SignatureMismatch("grad_huber was generated for target of type ndarray, got "
                                 f"{type(target).__qualname__}")
-    if target.shape != (4,) or target.dtype != np.float64:
+    if target.shape != (4,) or target.dtype != float64:
         raise SignatureMismatch("grad_huber was generated for target float64 (4,), got "
                                 f"{target.dtype} {target.shape}")
     # golden_programs.py:138  r = pred - target
@@ -29,7 +32,7 @@ def grad_huber(pred, target):
     abs_r = np.absolute(r)
     small = abs_r <= 1.0
     # golden_programs.py:140  return np.sum(np.where(small, 0.5 * r ** 2, np.abs(r) - 0.5)) + np....
-    out = np.sum(np.where(small, 0.5 * r ** 2, abs_r - 0.5)) + np.sum(np.maximum(pred, 0))
+    out = np.where(small, 0.5 * r ** 2, abs_r - 0.5).sum() + np.maximum(pred, 0).sum()
     # backward
     # golden_programs.py:140  return np.sum(np.where(small, 0.5 * r ** 2, np.abs(r) - 0.5)) + np....
     t1 = np.where(pred > 0, 1.0, np.where(pred == 0, 0.5, 0))

@@ -9,50 +9,53 @@ import numpy as np
 # Raised when called outside the specialisation above; it is ValueError.
 SignatureMismatch = ValueError
 
+# The dtypes the guards compare with, made once.
+float64 = np.dtype(np.float64)
+
 
 def grad_layer_norm(x, gamma, beta):
     if type(x) is not np.ndarray:
         raise SignatureMismatch("grad_layer_norm was generated for x of type ndarray, got "
                                 f"{type(x).__qualname__}")
-    if x.shape != (5, 4) or x.dtype != np.float64:
+    if x.shape != (5, 4) or x.dtype != float64:
         raise SignatureMismatch("grad_layer_norm was generated for x float64 (5, 4), got "
                                 f"{x.dtype} {x.shape}")
     if type(gamma) is not np.ndarray:
         raise SignatureMismatch("grad_layer_norm was generated for gamma of type ndarray, got "
                                 f"{type(gamma).__qualname__}")
-    if gamma.shape != (4,) or gamma.dtype != np.float64:
+    if gamma.shape != (4,) or gamma.dtype != float64:
         raise SignatureMismatch("grad_layer_norm was generated for gamma float64 (4,), got "
                                 f"{gamma.dtype} {gamma.shape}")
     if type(beta) is not np.ndarray:
         raise SignatureMismatch("grad_layer_norm was generated for beta of type ndarray, got "
                                 f"{type(beta).__qualname__}")
-    if beta.shape != (4,) or beta.dtype != np.float64:
+    if beta.shape != (4,) or beta.dtype != float64:
         raise SignatureMismatch("grad_layer_norm was generated for beta float64 (4,), got "
                                 f"{beta.dtype} {beta.shape}")
     # golden_programs.py:64  mu = np.mean(x, axis=-1, keepdims=True)
-    mu = np.mean(x, axis=-1, keepdims=True)
+    mu = x.mean(axis=-1, keepdims=True)
     # golden_programs.py:65  var = np.mean((x - mu) ** 2, axis=-1, keepdims=True)
     t1 = x - mu
-    var = np.mean(t1 ** 2, axis=-1, keepdims=True)
+    var = (t1 ** 2).mean(axis=-1, keepdims=True)
     # golden_programs.py:66  y = (x - mu) / np.sqrt(var + 1e-5) * gamma + beta
     t2 = np.sqrt(var + 1e-05)
     t3 = t1 / t2
     y = t3 * gamma + beta
     # golden_programs.py:67  return np.sum(y * y)
-    out = np.sum(y * y)
+    out = (y * y).sum()
     # backward
     # golden_programs.py:67  return np.sum(y * y)
     dy = y + y
     # golden_programs.py:66  y = (x - mu) / np.sqrt(var + 1e-5) * gamma + beta
-    dbeta = np.sum(dy, axis=0)
+    dbeta = dy.sum(axis=0)
     dt3 = dy * gamma
-    dgamma = np.sum(dy * t3, axis=0)
+    dgamma = (dy * t3).sum(axis=0)
     t4 = dt3 / t2
-    dt2 = -np.sum(dt3 * t3 / t2, axis=1, keepdims=True)
+    dt2 = -(dt3 * t3 / t2).sum(axis=1, keepdims=True)
     dvar = dt2 / (2 * t2)
     # golden_programs.py:65  var = np.mean((x - mu) ** 2, axis=-1, keepdims=True)
     dt1 = t4 + np.broadcast_to(dvar / 4, (5, 4)) * 2 * t1
-    dmu = -np.sum(dt1, axis=1, keepdims=True)
+    dmu = -dt1.sum(axis=1, keepdims=True)
     # golden_programs.py:64  mu = np.mean(x, axis=-1, keepdims=True)
     dx = dt1 + dmu / 4
     return out, dx, dgamma, dbeta

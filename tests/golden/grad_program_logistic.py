@@ -9,12 +9,15 @@ import numpy as np
 # Raised when called outside the specialisation above; it is ValueError.
 SignatureMismatch = ValueError
 
+# The dtypes the guards compare with, made once.
+float64 = np.dtype(np.float64)
+
 
 def grad_logistic(w, b, X, y):
     if type(w) is not np.ndarray:
         raise SignatureMismatch("grad_logistic was generated for w of type ndarray, got "
                                 f"{type(w).__qualname__}")
-    if w.shape != (5,) or w.dtype != np.float64:
+    if w.shape != (5,) or w.dtype != float64:
         raise SignatureMismatch(f"grad_logistic was generated for w float64 (5,), got {w.dtype} "
                                 f"{w.shape}")
     if not isinstance(b, float):
@@ -23,13 +26,13 @@ def grad_logistic(w, b, X, y):
     if type(X) is not np.ndarray:
         raise SignatureMismatch("grad_logistic was generated for X of type ndarray, got "
                                 f"{type(X).__qualname__}")
-    if X.shape != (20, 5) or X.dtype != np.float64:
+    if X.shape != (20, 5) or X.dtype != float64:
         raise SignatureMismatch(f"grad_logistic was generated for X float64 (20, 5), got {X.dtype} "
                                 f"{X.shape}")
     if type(y) is not np.ndarray:
         raise SignatureMismatch("grad_logistic was generated for y of type ndarray, got "
                                 f"{type(y).__qualname__}")
-    if y.shape != (20,) or y.dtype != np.float64:
+    if y.shape != (20,) or y.dtype != float64:
         raise SignatureMismatch(f"grad_logistic was generated for y float64 (20,), got {y.dtype} "
                                 f"{y.shape}")
     # golden_programs.py:42  p = sigmoid(X @ w + b)
@@ -41,7 +44,7 @@ def grad_logistic(w, b, X, y):
     # golden_programs.py:43  return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
     t3 = 1 - y
     t4 = 1 - p
-    out = -np.mean(y * np.log(p) + t3 * np.log(t4))
+    out = -(y * np.log(p) + t3 * np.log(t4)).mean()
     # backward
     # golden_programs.py:43  return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
     dt4 = -0.05 * t3 / t4
@@ -50,6 +53,6 @@ def grad_logistic(w, b, X, y):
     dt2 = -(dp * p / t2)
     dz = -(dt2 * t1)
     # golden_programs.py:42  p = sigmoid(X @ w + b)
-    db = np.sum(dz)
+    db = dz.sum()
     dw = dz @ X
     return out, dw, db, None, None

@@ -11,60 +11,66 @@ import numpy as np
 # Raised when called outside the specialisation above; it is ValueError.
 SignatureMismatch = ValueError
 
+# The dtypes the guards compare with, made once.
+float64 = np.dtype(np.float64)
+
 
 def grad_mlp(model, X, Y):
     if type(model).__qualname__ != 'MLP':
         raise SignatureMismatch("grad_mlp was generated for model of type MLP, got "
                                 f"{type(model).__qualname__}")
-    if missing := [name for name in ('hidden', 'out') if not hasattr(model, name)]:
+    if not (hasattr(model, 'hidden') and hasattr(model, 'out')):
+        missing = [name for name in ('hidden', 'out') if not hasattr(model, name)]
         raise SignatureMismatch("grad_mlp was generated for model with the attributes ('hidden', "
                                 f"'out'), missing: {missing}")
     if type(model.hidden).__qualname__ != 'Layer':
         raise SignatureMismatch("grad_mlp was generated for model.hidden of type Layer, got "
                                 f"{type(model.hidden).__qualname__}")
-    if missing := [name for name in ('W', 'b') if not hasattr(model.hidden, name)]:
+    if not (hasattr(model.hidden, 'W') and hasattr(model.hidden, 'b')):
+        missing = [name for name in ('W', 'b') if not hasattr(model.hidden, name)]
         raise SignatureMismatch("grad_mlp was generated for model.hidden with the attributes "
                                 f"('W', 'b'), missing: {missing}")
     if type(model.out).__qualname__ != 'Layer':
         raise SignatureMismatch("grad_mlp was generated for model.out of type Layer, got "
                                 f"{type(model.out).__qualname__}")
-    if missing := [name for name in ('W', 'b') if not hasattr(model.out, name)]:
+    if not (hasattr(model.out, 'W') and hasattr(model.out, 'b')):
+        missing = [name for name in ('W', 'b') if not hasattr(model.out, name)]
         raise SignatureMismatch("grad_mlp was generated for model.out with the attributes ('W', "
                                 f"'b'), missing: {missing}")
     if type(model.hidden.W) is not np.ndarray:
         raise SignatureMismatch("grad_mlp was generated for model.hidden.W of type ndarray, got "
                                 f"{type(model.hidden.W).__qualname__}")
-    if model.hidden.W.shape != (3, 8) or model.hidden.W.dtype != np.float64:
+    if model.hidden.W.shape != (3, 8) or model.hidden.W.dtype != float64:
         raise SignatureMismatch("grad_mlp was generated for model.hidden.W float64 (3, 8), got "
                                 f"{model.hidden.W.dtype} {model.hidden.W.shape}")
     if type(model.hidden.b) is not np.ndarray:
         raise SignatureMismatch("grad_mlp was generated for model.hidden.b of type ndarray, got "
                                 f"{type(model.hidden.b).__qualname__}")
-    if model.hidden.b.shape != (8,) or model.hidden.b.dtype != np.float64:
+    if model.hidden.b.shape != (8,) or model.hidden.b.dtype != float64:
         raise SignatureMismatch("grad_mlp was generated for model.hidden.b float64 (8,), got "
                                 f"{model.hidden.b.dtype} {model.hidden.b.shape}")
     if type(model.out.W) is not np.ndarray:
         raise SignatureMismatch("grad_mlp was generated for model.out.W of type ndarray, got "
                                 f"{type(model.out.W).__qualname__}")
-    if model.out.W.shape != (8, 2) or model.out.W.dtype != np.float64:
+    if model.out.W.shape != (8, 2) or model.out.W.dtype != float64:
         raise SignatureMismatch("grad_mlp was generated for model.out.W float64 (8, 2), got "
                                 f"{model.out.W.dtype} {model.out.W.shape}")
     if type(model.out.b) is not np.ndarray:
         raise SignatureMismatch("grad_mlp was generated for model.out.b of type ndarray, got "
                                 f"{type(model.out.b).__qualname__}")
-    if model.out.b.shape != (2,) or model.out.b.dtype != np.float64:
+    if model.out.b.shape != (2,) or model.out.b.dtype != float64:
         raise SignatureMismatch("grad_mlp was generated for model.out.b float64 (2,), got "
                                 f"{model.out.b.dtype} {model.out.b.shape}")
     if type(X) is not np.ndarray:
         raise SignatureMismatch("grad_mlp was generated for X of type ndarray, got "
                                 f"{type(X).__qualname__}")
-    if X.shape != (16, 3) or X.dtype != np.float64:
+    if X.shape != (16, 3) or X.dtype != float64:
         raise SignatureMismatch(f"grad_mlp was generated for X float64 (16, 3), got {X.dtype} "
                                 f"{X.shape}")
     if type(Y) is not np.ndarray:
         raise SignatureMismatch("grad_mlp was generated for Y of type ndarray, got "
                                 f"{type(Y).__qualname__}")
-    if Y.shape != (16, 2) or Y.dtype != np.float64:
+    if Y.shape != (16, 2) or Y.dtype != float64:
         raise SignatureMismatch(f"grad_mlp was generated for Y float64 (16, 2), got {Y.dtype} "
                                 f"{Y.shape}")
     model_hidden_W = model.hidden.W
@@ -78,17 +84,17 @@ def grad_mlp(model, X, Y):
     pred = h @ model_out_W + model_out_b
     # golden_programs.py:102  return np.mean((pred - Y) ** 2)
     t2 = pred - Y
-    out = np.mean(t2 ** 2)
+    out = (t2 ** 2).mean()
     # backward
     # golden_programs.py:102  return np.mean((pred - Y) ** 2)
     dpred = 0.0625 * t2
     # golden_programs.py:101  pred = h @ model.out.W + model.out.b
-    dmodel_out_b = np.sum(dpred, axis=0)
+    dmodel_out_b = dpred.sum(axis=0)
     dh = dpred @ model_out_W.T
     dmodel_out_W = h.T @ dpred
     # golden_programs.py:100  h = np.maximum(X @ model.hidden.W + model.hidden.b, 0.0)
     dt1 = np.where(t1 > 0.0, dh, np.where(t1 == 0.0, 0.5 * dh, 0))
-    dmodel_hidden_b = np.sum(dt1, axis=0)
+    dmodel_hidden_b = dt1.sum(axis=0)
     dmodel_hidden_W = X.T @ dt1
     dmodel = {
         ('hidden', 'W'): dmodel_hidden_W,

@@ -9,12 +9,15 @@ import numpy as np
 # Raised when called outside the specialisation above; it is ValueError.
 SignatureMismatch = ValueError
 
+# The dtypes the guards compare with, made once.
+float64 = np.dtype(np.float64)
+
 
 def grad_polynomial(x):
     if type(x) is not np.ndarray:
         raise SignatureMismatch("grad_polynomial was generated for x of type ndarray, got "
                                 f"{type(x).__qualname__}")
-    if x.shape != (3,) or x.dtype != np.float64:
+    if x.shape != (3,) or x.dtype != float64:
         raise SignatureMismatch(f"grad_polynomial was generated for x float64 (3,), got {x.dtype} "
                                 f"{x.shape}")
     # golden_programs.py:16  a = x[0] * x[1] ** 2
@@ -38,12 +41,9 @@ def grad_polynomial(x):
     t5 = -a
     t6 = t4 + t5 * x2
     dx2 = t5 * x0 + a * 3.0 * 3 * x2 ** 2
-    dx = np.zeros((3,))
-    dx[2] += dx2
     # golden_programs.py:16  a = x[0] * x[1] ** 2
     dsq_x1 = b * x0
     dx0 = t6 + b * sq_x1
     dx1 = t3 + dsq_x1 * 2 * x1
-    dx[1] += dx1
-    dx[0] += dx0
+    dx = np.array([dx0, dx1, dx2])
     return out, dx

@@ -9,34 +9,37 @@ import numpy as np
 # Raised when called outside the specialisation above; it is ValueError.
 SignatureMismatch = ValueError
 
+# The dtypes the guards compare with, made once.
+float64 = np.dtype(np.float64)
+
 
 def grad_reuse(x, y):
     if type(x) is not np.ndarray:
         raise SignatureMismatch("grad_reuse was generated for x of type ndarray, got "
                                 f"{type(x).__qualname__}")
-    if x.shape != (3,) or x.dtype != np.float64:
+    if x.shape != (3,) or x.dtype != float64:
         raise SignatureMismatch(f"grad_reuse was generated for x float64 (3,), got {x.dtype} "
                                 f"{x.shape}")
     if type(y) is not np.ndarray:
         raise SignatureMismatch("grad_reuse was generated for y of type ndarray, got "
                                 f"{type(y).__qualname__}")
-    if y.shape != (3,) or y.dtype != np.float64:
+    if y.shape != (3,) or y.dtype != float64:
         raise SignatureMismatch(f"grad_reuse was generated for y float64 (3,), got {y.dtype} "
                                 f"{y.shape}")
     # golden_programs.py:148  d = x - y
     d = x - y
     # golden_programs.py:149  sq = np.sum(d * d)
-    sq = np.sum(d * d)
+    sq = (d * d).sum()
     # golden_programs.py:150  norm = np.sqrt(sq)
     norm = np.sqrt(sq)
     # golden_programs.py:151  return norm + sq / norm + np.sum(d / norm)
     t1 = sq / norm
     t2 = d / norm
-    out = norm + t1 + np.sum(t2)
+    out = norm + t1 + t2.sum()
     # backward
     # golden_programs.py:151  return norm + sq / norm + np.sum(d / norm)
     t3 = 1.0 / norm
-    dnorm = -np.sum(t2 / norm) + 1.0 - t1 / norm
+    dnorm = -(t2 / norm).sum() + 1.0 - t1 / norm
     # golden_programs.py:150  norm = np.sqrt(sq)
     dsq = t3 + dnorm / (2 * norm)
     # golden_programs.py:149  sq = np.sum(d * d)

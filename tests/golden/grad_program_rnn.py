@@ -9,24 +9,27 @@ import numpy as np
 # Raised when called outside the specialisation above; it is ValueError.
 SignatureMismatch = ValueError
 
+# The dtypes the guards compare with, made once.
+float64 = np.dtype(np.float64)
+
 
 def grad_rnn(Wx, Wh, xs):
     if type(Wx) is not np.ndarray:
         raise SignatureMismatch("grad_rnn was generated for Wx of type ndarray, got "
                                 f"{type(Wx).__qualname__}")
-    if Wx.shape != (4, 3) or Wx.dtype != np.float64:
+    if Wx.shape != (4, 3) or Wx.dtype != float64:
         raise SignatureMismatch(f"grad_rnn was generated for Wx float64 (4, 3), got {Wx.dtype} "
                                 f"{Wx.shape}")
     if type(Wh) is not np.ndarray:
         raise SignatureMismatch("grad_rnn was generated for Wh of type ndarray, got "
                                 f"{type(Wh).__qualname__}")
-    if Wh.shape != (4, 4) or Wh.dtype != np.float64:
+    if Wh.shape != (4, 4) or Wh.dtype != float64:
         raise SignatureMismatch(f"grad_rnn was generated for Wh float64 (4, 4), got {Wh.dtype} "
                                 f"{Wh.shape}")
     if type(xs) is not np.ndarray:
         raise SignatureMismatch("grad_rnn was generated for xs of type ndarray, got "
                                 f"{type(xs).__qualname__}")
-    if xs.shape[1:] != (3,) or xs.dtype != np.float64:
+    if xs.shape[1:] != (3,) or xs.dtype != float64:
         raise SignatureMismatch(f"grad_rnn was generated for xs float64 (any, 3), got {xs.dtype} "
                                 f"{xs.shape}")
     # golden_programs.py:26  h = np.zeros(Wh.shape[0])
@@ -41,7 +44,7 @@ def grad_rnn(Wx, Wh, xs):
         h = np.tanh(Wx @ x + Wh @ h)
     hs[-1] = h
     # golden_programs.py:29  return np.sum(h ** 2)
-    out = np.sum(h ** 2)
+    out = (h ** 2).sum()
     # backward
     # golden_programs.py:29  return np.sum(h ** 2)
     dh = 2.0 * h

@@ -11,18 +11,21 @@ import numpy as np
 # Raised when called outside the specialisation above; both are ValueError.
 SignatureMismatch = ControlFlowChanged = ValueError
 
+# The dtypes the guards compare with, made once.
+float64 = np.dtype(np.float64)
+
 
 def grad_row_scores(X, w, n):
     if type(X) is not np.ndarray:
         raise SignatureMismatch("grad_row_scores was generated for X of type ndarray, got "
                                 f"{type(X).__qualname__}")
-    if X.shape != (8, 3) or X.dtype != np.float64:
+    if X.shape != (8, 3) or X.dtype != float64:
         raise SignatureMismatch("grad_row_scores was generated for X float64 (8, 3), got "
                                 f"{X.dtype} {X.shape}")
     if type(w) is not np.ndarray:
         raise SignatureMismatch("grad_row_scores was generated for w of type ndarray, got "
                                 f"{type(w).__qualname__}")
-    if w.shape != (3,) or w.dtype != np.float64:
+    if w.shape != (3,) or w.dtype != float64:
         raise SignatureMismatch(f"grad_row_scores was generated for w float64 (3,), got {w.dtype} "
                                 f"{w.shape}")
     if type(n) is not int:

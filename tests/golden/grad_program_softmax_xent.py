@@ -9,49 +9,53 @@ import numpy as np
 # Raised when called outside the specialisation above; it is ValueError.
 SignatureMismatch = ValueError
 
+# The dtypes the guards compare with, made once.
+float64 = np.dtype(np.float64)
+int64 = np.dtype(np.int64)
+
 
 def grad_softmax_xent(W, X, labels):
     if type(W) is not np.ndarray:
         raise SignatureMismatch("grad_softmax_xent was generated for W of type ndarray, got "
                                 f"{type(W).__qualname__}")
-    if W.shape != (6, 4) or W.dtype != np.float64:
+    if W.shape != (6, 4) or W.dtype != float64:
         raise SignatureMismatch("grad_softmax_xent was generated for W float64 (6, 4), got "
                                 f"{W.dtype} {W.shape}")
     if type(X) is not np.ndarray:
         raise SignatureMismatch("grad_softmax_xent was generated for X of type ndarray, got "
                                 f"{type(X).__qualname__}")
-    if X.shape != (10, 6) or X.dtype != np.float64:
+    if X.shape != (10, 6) or X.dtype != float64:
         raise SignatureMismatch("grad_softmax_xent was generated for X float64 (10, 6), got "
                                 f"{X.dtype} {X.shape}")
     if type(labels) is not np.ndarray:
         raise SignatureMismatch("grad_softmax_xent was generated for labels of type ndarray, got "
                                 f"{type(labels).__qualname__}")
-    if labels.shape != (10,) or labels.dtype != np.int64:
+    if labels.shape != (10,) or labels.dtype != int64:
         raise SignatureMismatch("grad_softmax_xent was generated for labels int64 (10,), got "
                                 f"{labels.dtype} {labels.shape}")
     # golden_programs.py:52  logits = X @ W
     logits = X @ W
     # golden_programs.py:53  shifted = logits - np.max(logits, axis=1, keepdims=True)
-    max_logits = np.max(logits, axis=1, keepdims=True)
+    max_logits = logits.max(axis=1, keepdims=True)
     shifted = logits - max_logits
     # golden_programs.py:54  log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdim...
     exp_shifted = np.exp(shifted)
-    t1 = np.sum(exp_shifted, axis=1, keepdims=True)
+    t1 = exp_shifted.sum(axis=1, keepdims=True)
     log_probs = shifted - np.log(t1)
     # golden_programs.py:55  return -np.mean(log_probs[np.arange(len(labels)), labels])
     t2 = np.arange(10)
-    out = -np.mean(log_probs[t2, labels])
+    out = -log_probs[t2, labels].mean()
     # backward
     # golden_programs.py:55  return -np.mean(log_probs[np.arange(len(labels)), labels])
     dlog_probs = np.zeros((10, 4))
     np.add.at(dlog_probs, (t2, labels), -0.1)
     # golden_programs.py:54  log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdim...
-    dt1 = -np.sum(dlog_probs, axis=1, keepdims=True) / t1
+    dt1 = -dlog_probs.sum(axis=1, keepdims=True) / t1
     dshifted = dlog_probs + dt1 * exp_shifted
     # golden_programs.py:53  shifted = logits - np.max(logits, axis=1, keepdims=True)
-    dmax_logits = -np.sum(dshifted, axis=1, keepdims=True)
+    dmax_logits = -dshifted.sum(axis=1, keepdims=True)
     t3 = logits == max_logits
-    dlogits = dshifted + np.where(t3, dmax_logits / np.sum(t3, axis=1, keepdims=True), 0)
+    dlogits = dshifted + np.where(t3, dmax_logits / t3.sum(axis=1, keepdims=True), 0)
     # golden_programs.py:52  logits = X @ W
     dW = X.T @ dlogits
     return out, dW, None, None

@@ -10,23 +10,26 @@ import golden_programs
 # Raised when called outside the specialisation above; it is ValueError.
 SignatureMismatch = ValueError
 
+# The dtypes the guards compare with, made once.
+float64 = np.dtype(np.float64)
+
 
 def grad_user_rule(w, X):
     if type(w) is not np.ndarray:
         raise SignatureMismatch("grad_user_rule was generated for w of type ndarray, got "
                                 f"{type(w).__qualname__}")
-    if w.shape != (3,) or w.dtype != np.float64:
+    if w.shape != (3,) or w.dtype != float64:
         raise SignatureMismatch(f"grad_user_rule was generated for w float64 (3,), got {w.dtype} "
                                 f"{w.shape}")
     if type(X) is not np.ndarray:
         raise SignatureMismatch("grad_user_rule was generated for X of type ndarray, got "
                                 f"{type(X).__qualname__}")
-    if X.shape != (4, 3) or X.dtype != np.float64:
+    if X.shape != (4, 3) or X.dtype != float64:
         raise SignatureMismatch(f"grad_user_rule was generated for X float64 (4, 3), got {X.dtype} "
                                 f"{X.shape}")
     # golden_programs.py:166  return np.sum(softplus(X @ w))
     t1 = X @ w
-    out = np.sum(golden_programs.softplus(t1))
+    out = golden_programs.softplus(t1).sum()
     # backward
     # golden_programs.py:166  return np.sum(softplus(X @ w))
     dt1 = 1.0 / (1 + np.exp(-t1))

@@ -16,6 +16,7 @@ from .accumulate import accumulate_scatters
 from .bodies import in_loop_bodies
 from .cse import eliminate_common_subexpressions
 from .dce import eliminate_dead_code
+from .gather import gather_scalars
 from .masks import keep_masked_zeros
 from .outputs import own_outputs
 from .roll import roll_loops
@@ -29,7 +30,7 @@ FORWARD_PASSES = (roll_loops, simplify, eliminate_common_subexpressions,
 BACKWARD_PASSES = (fold_seeds, keep_masked_zeros, simplify, eliminate_common_subexpressions,
                    in_loop_bodies(simplify, eliminate_common_subexpressions,
                                   accumulate_scatters, eliminate_dead_code),
-                   accumulate_scatters, eliminate_dead_code, own_outputs)
+                   accumulate_scatters, gather_scalars, eliminate_dead_code, own_outputs)
 
 
 def optimize_forward(tape: Tape, loops: str = "roll") -> Tape:
