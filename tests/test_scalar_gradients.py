@@ -81,3 +81,78 @@ def test_any_pattern_of_reads_gets_the_right_gradient(size_and_positions, loops)
     value, dx, _ = ys.simplegrad(weighted_reads, x, positions, loops=loops)(x, positions)
     assert np.isclose(value, weighted_reads(x, positions))
     assert dx.dtype == np.float64 and np.allclose(dx, expected, atol=1e-6)
+
+
+# --- elements computed on as Python floats (passes/scalars.py) -------------------
+
+def polynomial(x):
+    a, b, c = x[0], x[1], x[2]
+    return a * b - 0.5 * c * c + a / 4.0 + -b
+
+
+def test_elements_are_read_as_python_floats_and_the_value_keeps_its_type(rng):
+    x = rng.normal(size=3)
+    ys.check_grad(polynomial, x)
+    df = ys.simplegrad(polynomial, x)
+    assert "a = x.item(0)" in df.source and "np.array([da, db, dc])" in df.source
+    value, _ = df(x)
+    assert type(value) is type(polynomial(x)) is np.float64
+
+
+def divided(x):
+    return x[0] / x[1] + x[2] % x[1]
+
+
+def powered(x):
+    return x[0] ** 2 + x[1] ** (1 / 3) + abs(x[2]) ** 0.5
+
+
+def methods(x):
+    a = x[0] * x[1]
+    return a.item() + np.sum(a)
+
+
+@pytest.mark.parametrize("fn, point", [
+    (divided, [1.0, 0.0, 2.0]),  # NumPy gives inf and nan where Python floats raise
+    (powered, [1e200, -8.0, 4.0]),  # overflow and a negative base: inf and nan, not an error
+    (methods, [1.0, 2.0, 3.0]),  # a float has no .item()
+])
+def test_where_python_floats_would_differ_elements_stay_numpy_scalars(fn, point, rng):
+    ys.check_grad(fn, np.array([0.7, 1.3, 2.1]))
+    df = ys.simplegrad(fn, np.array([0.7, 1.3, 2.1]))
+    x = np.array(point)
+    with np.errstate(all="ignore"):
+        expected = fn(x)
+        value = df(x)[0]
+    assert np.array_equal(value, expected, equal_nan=True) and type(value) is type(expected)
+
+
+OPERATIONS = ["{} + {}", "{} - {}", "{} * {}", "{} / {}", "{} / 4.0", "-{}", "abs({})",
+              "{} ** 2", "np.sin({})", "np.exp({}) * 0.5", "np.maximum({}, {})",
+              "np.sqrt({})", "{} % {}", "{} // {}"]
+expressions = st.recursive(
+    st.sampled_from(["a", "b", "c", "x[0]", "x[-1]", "2.0"]),
+    lambda inner: st.builds(lambda op, left, right: "(" + op.format(left, right) + ")",
+                            st.sampled_from(OPERATIONS), inner, inner), max_leaves=8)
+points = st.lists(st.sampled_from([0.0, -0.0, 1.5, -2.0, 1e200, -1e-300, np.inf, np.nan]),
+                  min_size=3, max_size=3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(expressions, points)
+def test_generated_scalar_code_computes_what_numpy_does(tmp_path_factory, expression, point):
+    """Bit for bit, nan and inf included, on points where Python
+    floats would raise or differ (0, inf, nan, overflow)."""
+    path = tmp_path_factory.mktemp("scalars") / "scalar_program.py"
+    path.write_text("import numpy as np\n\n\ndef f(x):\n    a, b, c = x[0], x[1], x[2]\n"
+                    f"    return {expression} + 0.0 * a\n")
+    namespace: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    f = namespace["f"]
+    with np.errstate(all="ignore"):
+        df = ys.simplegrad(f, np.array([0.7, 1.3, 2.1]))
+        x = np.array(point)
+        expected = f(x)
+        value = df(x)[0]
+    assert np.array_equal(value, expected, equal_nan=True), df.source
+    assert type(value) is type(expected)

@@ -38,13 +38,18 @@ def item(a):
     return a.item()
 
 
+def element(a, *index):
+    """`a.item(i, j)`: one element of an array as a Python number (passes/scalars.py)."""
+    return a.item(*index)
+
+
 def tolist(a):
     """`a.tolist()`, for guarding an integer or boolean array read as a list."""
     return a.tolist()
 
 
 # Pseudo-primitives printed as a method of their first argument: `a.astype(float)`.
-METHODS = {astype: "astype", item: "item", tolist: "tolist"}
+METHODS = {astype: "astype", item: "item", element: "item", tolist: "tolist"}
 
 
 def index_add(buffer, index, values):

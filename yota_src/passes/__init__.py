@@ -20,6 +20,7 @@ from .gather import gather_scalars
 from .masks import keep_masked_zeros
 from .outputs import own_outputs
 from .roll import roll_loops
+from .scalars import python_scalars
 from .seeds import fold_seeds
 from .simplify import simplify
 
@@ -30,7 +31,8 @@ FORWARD_PASSES = (roll_loops, simplify, eliminate_common_subexpressions,
 BACKWARD_PASSES = (fold_seeds, keep_masked_zeros, simplify, eliminate_common_subexpressions,
                    in_loop_bodies(simplify, eliminate_common_subexpressions,
                                   accumulate_scatters, eliminate_dead_code),
-                   accumulate_scatters, gather_scalars, eliminate_dead_code, own_outputs)
+                   accumulate_scatters, gather_scalars, eliminate_dead_code, python_scalars,
+                   own_outputs)
 
 
 def optimize_forward(tape: Tape, loops: str = "roll") -> Tape:

@@ -1,0 +1,127 @@
+"""Elements read from an array are computed on as Python floats.
+
+`a = x[0]` is a NumPy scalar, and arithmetic on NumPy scalars costs three to
+four times the same on Python floats: each operation goes through NumPy's
+type dispatch. Code that reads a few elements and computes with them (a
+polynomial, a physics step) reads them as Python floats instead,
+`a = x.item(0)`, as a person tuning it would.
+
+Python floats part from NumPy's in a few places, which decide where this
+applies: division and `%` by zero raise instead of giving inf or nan, `**`
+can raise on overflow or give a complex number, and a float has none of an
+array's methods. So an element is read as a Python float only where every
+value computed from it by `+`, `-`, `*`, negation and division by a nonzero
+constant (the operations on which the two agree bit for bit) goes only to
+more of those, comparisons, NumPy functions (which give NumPy scalars back),
+array literals and gradient updates. The value returned keeps its NumPy
+type.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .. import primitives
+from ..tape import Call, Op, Tape, iter_refs, readers
+from .rewrite import rewrite
+
+_SAME_ON_FLOATS = (operator.add, operator.sub, operator.mul, operator.neg, operator.pos,
+                   operator.abs, abs)
+_COMPARISONS = (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne)
+
+
+def python_scalars(tape: Tape) -> Tape:
+    users = readers(tape.ops, tape.output)
+    reads = {op for op in tape.ops[:tape.n_forward] if _element_read(op)}
+    while reads:  # drop the reads whose floats reach an operation that would differ
+        floats = _floats_from(tape.ops, reads)
+        spoiled = {op for op in floats for user in users.get(op, ())
+                   if not _takes_float(user, op, floats)}
+        if not spoiled:
+            break
+        reads -= _reads_behind(spoiled, reads, floats)
+    if not reads:
+        return tape
+    floats = _floats_from(tape.ops, reads)
+    returned = {op for op in iter_refs(tape.output) if op in floats}
+
+    def visit(op: Op, forward: bool, original: Op):
+        if original in reads:
+            array, index = op.args
+            op = Call(primitives.element, (array, *_as_tuple(index)), {}, op.shape, op.dtype,
+                      op.loc, op.depends)
+        if original in returned:  # the primal returned a NumPy scalar
+            return op, Call(np.float64, (op,), {}, op.shape, op.dtype, op.loc, op.depends)
+        return op
+
+    return rewrite(tape, visit)
+
+
+def _reads_behind(spoiled: set, reads: set, floats: set) -> set:
+    """The reads whose floats flow into `spoiled`."""
+    found, stack, seen = set(), list(spoiled), set()
+    while stack:
+        op = stack.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        if op in reads:
+            found.add(op)
+        elif isinstance(op, Call):
+            stack.extend(arg for arg in op.args if isinstance(arg, Op) and arg in floats)
+    return found
+
+
+def _element_read(op: Op) -> bool:
+    """`x[0]`, `A[1, 2]`: one element of a float64 array at a constant position."""
+    if not (isinstance(op, Call) and op.fn is operator.getitem and op.shape == ()
+            and op.dtype == np.float64 and len(op.args) == 2):
+        return False
+    array, index = op.args
+    index = _as_tuple(index)
+    return isinstance(array, Op) and bool(array.shape) and array.dtype == np.float64 \
+        and len(index) == len(array.shape) and all(type(each) is int for each in index)
+
+
+def _as_tuple(index) -> tuple:
+    return index if isinstance(index, tuple) else (index,)
+
+
+def _floats_from(ops: list, reads: set) -> set:
+    """The ops whose values are Python floats when `reads` are."""
+    floats = set(reads)
+    for op in ops:
+        if isinstance(op, Call) and op not in floats and _keeps_float(op, floats):
+            floats.add(op)
+    return floats
+
+
+def _keeps_float(op: Call, floats: set) -> bool:
+    """Python floats in, a Python float out, with NumPy's result."""
+    if op.kwargs or not any(arg in floats for arg in op.args if isinstance(arg, Op)):
+        return False
+    plain = all(arg in floats if isinstance(arg, Op) else type(arg) in (int, float)
+                for arg in op.args)
+    if op.fn in _SAME_ON_FLOATS:
+        return plain
+    if op.fn is operator.truediv:
+        return plain and op.args[0] in floats and type(op.args[1]) in (int, float) \
+            and op.args[1] != 0
+    return False
+
+
+def _takes_float(user, op: Op, floats: set) -> bool:
+    """`user` gives what it gives for a NumPy scalar when `op` is a Python float."""
+    if user is None:  # the output: converted back
+        return True
+    if not isinstance(user, Call):
+        return False
+    if user in floats or user.fn in _SAME_ON_FLOATS or user.fn in _COMPARISONS:
+        return True  # mixed with a NumPy operand, NumPy's own operation runs
+    if user.fn in (operator.truediv, operator.pow, operator.mod, operator.floordiv):
+        return any(isinstance(arg, Op) and bool(arg.shape) for arg in user.args)  # an array's
+    if isinstance(user.fn, np.ufunc) or user.fn is np.array:                     # rules
+        return True
+    return user.fn in primitives.INDEX_STORES and user.args[0] is not op
