@@ -51,7 +51,7 @@ from .structs import (
     path_expression,
     path_name,
 )
-from .tape import Call, Const, Guard, Input, Op, Tape, readers
+from .tape import Call, Const, Guard, Input, Op, Tape, operands, readers
 
 _BINARY = operators.to_node(ast, "binary")
 _COMPARE = {**operators.to_node(ast, "compare"), operator.is_: ast.Is}
@@ -67,6 +67,7 @@ _METHOD_SPELLINGS = {
     np.argmin: "argmin", np.std: "std", np.var: "var", np.cumsum: "cumsum",
     np.cumprod: "cumprod", np.reshape: "reshape", np.transpose: "transpose",
     np.squeeze: "squeeze", np.ravel: "ravel", np.clip: "clip"}
+_AUGMENTED = {np.add: "+", np.subtract: "-", np.multiply: "*", np.divide: "/"}
 _METHOD_KEYWORDS = {"axis", "dtype", "out", "keepdims", "initial", "where", "ddof", "order"}
 LINE_LIMIT = 100  # columns: longer statements are written over several lines
 # Most elements an array from outside the arguments may have to be written
@@ -182,6 +183,8 @@ class _Writer:
         self.outside_reads: list[str] = []  # large arrays read from their modules, and checked
         self.read_by_name: list[str] = []  # what those are, for the docstring
         self.users = readers(tape.ops, tape.output)
+        self.overwritten = {op.kwargs["out"] for op in tape.ops  # passes/in_place.py
+                            if isinstance(op, Call) and isinstance(op.kwargs.get("out"), Op)}
         self.backward = set(tape.ops[tape.n_forward:])
         loops = loop_code.loop_calls(tape)
         body_labels = {}
@@ -588,6 +591,8 @@ class _Writer:
         if is_loop_output(op):  # a variable the loop sets
             self.names[op] = self.outputs[op.args[0]][op.args[1]]
             return []
+        if isinstance(op, Call) and isinstance(op.kwargs.get("out"), Op):
+            return self.in_place_statement(op)
         expr = self.expression(op)
         if isinstance(op, Call) and op not in self.users:  # kept for its effect: print, seed
             return [ast.unparse(ast.Expr(expr))]
@@ -605,6 +610,22 @@ class _Writer:
             self.names[op] = self.fresh(base)
         self.assignments.add(op)
         return [f"{self.names[op]} = {ast.unparse(expr)}"]
+
+    def in_place_statement(self, op: Call) -> list[str]:
+        """A result written into a dead operand's buffer (passes/in_place.py):
+        `t3 /= t2`, or `np.exp(t5, out=t5)`; a value with a name of its own
+        is assigned it, `dx = np.multiply(t3, t1, out=t3)`."""
+        buffer = self.names[op.kwargs["out"]]
+        rest = [ast.unparse(self.literal(arg)) for arg in op.args[1:]]
+        name = self.base_name(op)
+        if name is None:
+            self.names[op] = buffer
+            if op.fn in _AUGMENTED and op.args[0] is op.kwargs["out"]:
+                return [f"{buffer} {_AUGMENTED[op.fn]}= {rest[0]}"]
+            return [ast.unparse(self.expression(op))]
+        self.names[op] = self.fresh(name)
+        self.assignments.add(op)
+        return [f"{self.names[op]} = {ast.unparse(self.expression(op))}"]
 
     def assigned(self, op: Op) -> bool:
         """Whether the code assigns `op` a variable of its own (not a parameter's,
@@ -799,6 +820,8 @@ class _Writer:
         draw: folded, it would run when its user does, after draws the tape
         made later (and the generator would give each other numbers)."""
         users = self.users.get(op, [])
+        if isinstance(op, Call) and any(each in self.overwritten for each in operands(op)):
+            return False  # it must read its operand before an update in place
         return ((self.base_name(op) is None or op in self.loop_reads) and len(users) == 1
                 and not is_loop(users[0]) and op not in self.preset
                 and op not in self.pinned

@@ -51,8 +51,7 @@ def grad_attention(Q, K, V):
     dV = weights_2.T @ dt2
     # golden_programs.py:78  weights = weights / np.sum(weights, axis=-1, keepdims=True)
     t3 = (dweights_2 * weights_2 / sum_weights).sum(axis=1, keepdims=True)
-    dsum_weights = -t3
-    dweights = dweights_2 / sum_weights + dsum_weights
+    dweights = dweights_2 / sum_weights - t3
     # golden_programs.py:77  weights = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
     t4 = dweights * weights
     dmax_scores = -t4.sum(axis=1, keepdims=True)

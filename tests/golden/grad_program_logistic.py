@@ -50,8 +50,7 @@ def grad_logistic(w, b, X, y):
     dt4 = -0.05 * t3 / t4
     dp = -dt4 + -0.05 * y / p
     # golden_programs.py:38  return 1.0 / (1.0 + np.exp(-z))
-    dt2 = -(dp * p / t2)
-    dz = -(dt2 * t1)
+    dz = dp * p / t2 * t1
     # golden_programs.py:42  p = sigmoid(X @ w + b)
     db = dz.sum()
     dw = dz @ X

@@ -17,6 +17,7 @@ from .bodies import in_loop_bodies
 from .cse import eliminate_common_subexpressions
 from .dce import eliminate_dead_code
 from .gather import gather_scalars
+from .in_place import update_in_place
 from .masks import keep_masked_zeros
 from .outputs import own_outputs
 from .roll import roll_loops
@@ -32,7 +33,7 @@ BACKWARD_PASSES = (fold_seeds, keep_masked_zeros, simplify, eliminate_common_sub
                    in_loop_bodies(simplify, eliminate_common_subexpressions,
                                   accumulate_scatters, eliminate_dead_code),
                    accumulate_scatters, gather_scalars, eliminate_dead_code, python_scalars,
-                   own_outputs)
+                   own_outputs, update_in_place)
 
 
 def optimize_forward(tape: Tape, loops: str = "roll") -> Tape:

@@ -22,16 +22,32 @@ _SHAPE_NO_OPS = {np.reshape, np.broadcast_to, np.squeeze, np.expand_dims, np.rav
 
 
 def simplify(tape: Tape) -> Tape:
-    uses = {op: len(users) for op, users in readers(tape.ops, tape.output).items()}
+    users = readers(tape.ops, tape.output)
+    uses = {op: len(each) for op, each in users.items()}
+    absorbed = _negations_absorbed(tape.ops[tape.n_forward:], users)
 
-    def visit(op: Op, forward: bool, original: Op) -> Op:
+    def visit(op: Op, forward: bool, original: Op):
+        kept = simplified(op, forward, original)
+        last = kept[-1] if isinstance(kept, tuple) else kept
+        uses.setdefault(last, uses.get(original, 0))  # what takes its place, its readers
+        if op is not original:
+            uses.setdefault(op, uses.get(original, 0))
+        return kept
+
+    def simplified(op: Op, forward: bool, original: Op):
         if not forward and _transposed_product(original, uses):  # (A @ B).T as B.T @ A.T
             return _product_transposed(op)
+        position = _negated_operand(op, uses) if original in absorbed else None
+        if position is not None:  # the negation moves out, to cancel further on
+            return _negation_outside(op, position)
         if not forward and _all_constant(op):  # `1.0 * 0.5 * 2` left by the seeds: 1.0
             folded = Const(_static(op.fn(*(_value(a) for a in op.args))), op.loc)
             if (folded.shape, folded.dtype) == (op.shape, op.dtype):
                 return folded
-        better = _respelled(op) or (None if forward else _broadcast_dropped(op))
+        better = _respelled(op)
+        if better is None and not forward:
+            better = _broadcast_dropped(op)
+            better = better if better is None else _respelled(better) or better
         if better is not None:
             return better
         kept = _identity_operand(op) or _restacked(op)
@@ -81,6 +97,60 @@ def _respelled(op: Op) -> Op | None:
 _SIGN_FOLDED = {operator.add: operator.sub, operator.sub: operator.add}
 _BROADCASTING = (operator.add, operator.sub, operator.mul, operator.truediv, np.add,
                  np.subtract, np.multiply, np.divide)
+
+
+def _negations_absorbed(ops: list, users: dict) -> set:
+    """Products and quotients whose negated operand's sign, moved out, meets
+    its end further on: a negation (`-(-g)`) or the right of a sum (`a + -b`
+    as `a - b`), through a chain of single-reader products. Elsewhere the
+    sign stays where the template put it."""
+    absorbed: set = set()
+    for op in reversed(ops):
+        readers_of = users.get(op, ())
+        if not (_product(op) and len(readers_of) == 1 and isinstance(readers_of[0], Call)):
+            continue
+        reader = readers_of[0]
+        if reader.fn is operator.neg or reader in absorbed or (
+                reader.fn in _SIGN_FOLDED and not reader.kwargs and len(reader.args) == 2
+                and reader.args[1] is op and reader.args[0] is not op):
+            absorbed.add(op)
+    return absorbed
+
+
+def _product(op: Op) -> bool:
+    return isinstance(op, Call) and op.fn in (operator.mul, operator.truediv) \
+        and not op.kwargs and len(op.args) == 2 and _floating(op)
+
+
+def _negated_operand(op: Op, uses: dict) -> int | None:
+    """Where `op` is `(-a) * b`, `a * (-b)`, `(-a) / b` or `a / (-b)` of floats,
+    the negation read nowhere else: the position of the negated operand."""
+    if not _product(op):
+        return None
+    for position, arg in enumerate(op.args):
+        if _negation(arg) and uses.get(arg) == 1:
+            return position
+    return None
+
+
+def _negation(arg) -> bool:
+    """`-a` of a float array or scalar."""
+    return isinstance(arg, Call) and arg.fn is operator.neg and not arg.kwargs \
+        and _floating(arg) and isinstance(arg.args[0], Op) and _floating(arg.args[0])
+
+
+def _negation_outside(op: Call, position: int) -> tuple:
+    """`-(a * b)` for `(-a) * b`: the same bits (a sign flip is exact), and two
+    negations on a chain of them meet and cancel (`-(-g)`), each a pass over
+    an array saved."""
+    args = list(op.args)
+    args[position] = args[position].args[0]
+    inner = Call(op.fn, tuple(args), {}, op.shape, op.dtype, op.loc, op.depends)
+    return inner, Call(operator.neg, (inner,), {}, op.shape, op.dtype, op.loc, op.depends)
+
+
+def _floating(op: Op) -> bool:
+    return op.dtype is not None and np.issubdtype(op.dtype, np.floating)
 
 
 def _transposed_product(op: Op, uses: dict) -> bool:

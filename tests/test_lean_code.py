@@ -1,0 +1,108 @@
+"""Passes that remove work from the reverse pass (issue 11): each keeps the
+gradient right (central differences) and is checked for what it removes."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from program_strategy import arguments, load_program, programs
+
+import yota_src as ys
+from yota_src.passes import in_place
+
+
+def backward_of(fn, *args) -> str:
+    source = ys.simplegrad(fn, *args).source
+    return source[source.index("# backward"):]
+
+
+def logistic_sum(x):
+    return np.sum(1 / (1 + np.exp(-x)))
+
+
+def kept_sign(x):
+    z = -(x * 2.0)
+    return np.sum(np.broadcast_to(z, (2, 3)) * x)
+
+
+def test_negations_meet_and_cancel(rng):
+    """-(-(t3 / t2) * t1), as the templates write it, is t3 / t2 * t1."""
+    x = rng.normal(size=5)
+    ys.check_grad(logistic_sum, x)
+    backward = backward_of(logistic_sum, x)
+    code = [line for line in backward.splitlines()[1:] if not line.strip().startswith("#")]
+    assert code and not any("-" in line for line in code), backward
+
+
+def test_a_sign_with_nothing_to_cancel_stays(rng):
+    x = rng.normal(size=3)
+    ys.check_grad(kept_sign, x)
+
+
+def test_flipped_signs_give_the_same_bits(rng):
+    x = rng.normal(size=1000)
+    value, dx = ys.simplegrad(logistic_sum, x)(x)
+    t1 = np.exp(-x)
+    t2 = 1 + t1
+    t3 = 1 / t2
+    assert np.array_equal(dx, -(-(t3 / t2) * t1))
+
+
+# --- updates in place of dead temporaries (passes/in_place.py) -------------------
+
+def test_a_large_chain_updates_its_dead_temporaries_in_place(rng):
+    x = rng.normal(size=50_000)
+    df = ys.simplegrad(logistic_sum, x)
+    value, dx = df(x)
+    p = 1 / (1 + np.exp(-x))
+    assert np.isclose(value, p.sum()) and np.allclose(dx, p * (1 - p))
+    assert "t3 /= t2" in df.source and "out=" in df.source
+    small = ys.simplegrad(logistic_sum, x[:10]).source
+    assert "out=" not in small and "/=" not in small  # small arrays keep the plainer code
+
+
+def views_kept(x):
+    t = x * 2.0
+    v = t[::-1]
+    w = t.T
+    u = t + 1.0  # the last read of t (its gradient needs none), but v and w look into it
+    return np.sum(u * v) + np.sum(w * u)
+
+
+def returned_twice(x, y):
+    s = x * y
+    return np.sum(s * s) + np.sum(x)
+
+
+@pytest.mark.parametrize("fn, n_args", [(views_kept, 1), (returned_twice, 2)])
+def test_nothing_shared_is_written_in_place(fn, n_args, rng, monkeypatch):
+    args = [rng.normal(size=40) for _ in range(n_args)]
+    kept = [arg.copy() for arg in args]
+    reference = ys.simplegrad(fn, *args)(*args)
+    monkeypatch.setattr(in_place, "MIN_BYTES", 0)  # every size, to see every chance taken
+    df = ys.simplegrad(fn, *args)
+    first = df(*args)
+    second = df(*[arg * 2 for arg in args])
+    for a, b in zip(first, reference):
+        np.testing.assert_array_equal(a, b)
+    assert all(np.array_equal(a, b) for a, b in zip(args, kept))
+    assert not any(a is b for a in first for b in second if isinstance(a, np.ndarray))
+    assert len({id(g) for g in first[1:]}) == n_args
+    ys.check_grad(fn, *args)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs(), st.integers(0, 2**16))
+def test_updates_in_place_change_no_bit_of_any_program(monkeypatch, program, seed):
+    """Random programs (loops, scatters, decisions, helpers) with every
+    update in place the pass may make, at any size, against none."""
+    source, shapes = program
+    module = load_program(source)
+    args = arguments(shapes, seed)
+    with monkeypatch.context() as patch:
+        patch.setattr(in_place, "MIN_BYTES", 2**62)
+        expected = ys.simplegrad(module.program, *args)(*args)
+    monkeypatch.setattr(in_place, "MIN_BYTES", 0)
+    got = ys.simplegrad(module.program, *args)(*args)
+    for a, b in zip(got, expected):
+        np.testing.assert_array_equal(a, b)
