@@ -74,6 +74,9 @@ class GradientResult(Sequence):
     def __len__(self) -> int:
         return len(self._gradients)
 
+    def __iter__(self):  # unpacking, without Sequence's __getitem__ until IndexError
+        return iter(self._gradients)
+
     def __repr__(self) -> str:
         return f"GradientResult({list(self._gradients)!r})"
 

@@ -48,7 +48,7 @@ def grad_logistic(w, b, X, y):
     # backward
     # golden_programs.py:43  return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
     dt4 = -0.05 * t3 / t4
-    dp = -dt4 + -0.05 * y / p
+    dp = -0.05 * y / p - dt4
     # golden_programs.py:38  return 1.0 / (1.0 + np.exp(-z))
     dz = dp * p / t2 * t1
     # golden_programs.py:42  p = sigmoid(X @ w + b)

@@ -198,7 +198,15 @@ def _broadcast_dropped(op: Op) -> Op | None:
 
 
 def _signs_folded(op: Call) -> Op | None:
-    """`-1.0 * x` as `-x`; `a + -b` as `a - b` and `a - -b` as `a + b`."""
+    """`-1.0 * x` as `-x`; `a + -b` as `a - b`, `-a + b` as `b - a` and
+    `a - -b` as `a + b`; `-(0.5 * x)` as `-0.5 * x` (each a sign flip, exact)."""
+    if op.fn is operator.neg and len(op.args) == 1 and isinstance(op.args[0], Call):
+        inner = op.args[0]
+        if inner.fn is operator.mul and not inner.kwargs and len(inner.args) == 2 \
+                and _is_number(inner.args[0]) and isinstance(inner.args[1], Op) \
+                and (inner.shape, inner.dtype) == (op.shape, op.dtype):
+            return Call(operator.mul, (-_value(inner.args[0]), inner.args[1]), {}, op.shape,
+                        op.dtype, op.loc, op.depends)
     if op.fn is operator.mul and len(op.args) == 2:
         for constant, other in (op.args, op.args[::-1]):
             if _is_constant(constant, -1) and isinstance(other, Op) \
@@ -210,7 +218,17 @@ def _signs_folded(op: Call) -> Op | None:
                 and isinstance(right.args[0], Op) and right.args[0].dtype == right.dtype:
             return Call(_SIGN_FOLDED[op.fn], (left, right.args[0]), {}, op.shape, op.dtype,
                         op.loc, op.depends)
+        if op.fn is operator.add and isinstance(left, Call) and left.fn is operator.neg \
+                and not left.kwargs and isinstance(left.args[0], Op) \
+                and left.args[0].dtype == left.dtype and isinstance(right, Op):
+            return Call(operator.sub, (right, left.args[0]), {}, op.shape, op.dtype, op.loc,
+                        op.depends)
     return None
+
+
+def _is_number(value) -> bool:
+    value = _value(value)
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _identity_operand(op: Op) -> Op | None:
