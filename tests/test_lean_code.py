@@ -1,6 +1,8 @@
 """Passes that remove work from the reverse pass (issue 11): each keeps the
 gradient right (central differences) and is checked for what it removes."""
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -106,3 +108,52 @@ def test_updates_in_place_change_no_bit_of_any_program(monkeypatch, program, see
     got = ys.simplegrad(module.program, *args)(*args)
     for a, b in zip(got, expected):
         np.testing.assert_array_equal(a, b)
+
+
+# --- products with a row of an argument, hoisted out of loops (passes/batch.py) ------
+
+def rows_on_the_left(W, xs):
+    h = np.zeros(W.shape[1])
+    for t in range(xs.shape[0]):
+        h = np.tanh(xs[t] @ W + 0.5 * h)
+    return np.sum(h)
+
+
+def matrices_on_the_right(W, xs):
+    h = np.zeros((W.shape[0], xs.shape[2]))
+    for t in range(xs.shape[0]):
+        h = np.sin(W @ xs[t] + h)
+    return np.sum(h * h)
+
+
+def few_rows(W, xs):
+    h = np.zeros(W.shape[0])
+    for t in range(2):
+        h = np.tanh(W @ xs[t] + h)
+    return np.sum(h)
+
+
+def shifted_rows(W, xs):
+    h = np.zeros(W.shape[0])
+    for t in range(1, xs.shape[0]):
+        h = np.tanh(W @ xs[t - 1] + h)
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("fn, shapes, hoisted", [
+    (rows_on_the_left, [(3, 4), (6, 3)], "xs @ W"),
+    (matrices_on_the_right, [(2, 3), (5, 3, 2)], "W @ xs"),
+    (few_rows, [(2, 3), (9, 3)], None),  # two steps of nine rows: not worth all nine
+    (shifted_rows, [(2, 3), (5, 3)], None),  # a row beside the counter's
+])
+def test_row_products_move_before_the_loop(fn, shapes, hoisted, rng):
+    args = [rng.normal(size=shape) * 0.5 for shape in shapes]
+    ys.check_grad(fn, *args)
+    source = ys.simplegrad(fn, *args).source
+    forward = source[:source.index("# backward")]
+    products = re.findall(r"= (xs @ W(?:\.T)?|W @ xs)$", forward, re.M)
+    assert products == ([hoisted] if hoisted else []), forward
+    rolled = ys.simplegrad(fn, *args)(*args)
+    unrolled = ys.simplegrad(fn, *args, loops="unroll")(*args)
+    for a, b in zip(rolled, unrolled):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

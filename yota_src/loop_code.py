@@ -45,6 +45,9 @@ def loop_statements(writer, call: Call) -> list[str]:
     n_carried = len(loop.carried)
     for param, arg in zip(loop.outside, call.args[n_carried:]):
         writer.names[param] = ast.unparse(writer.literal(arg))
+    for param, arg in loop.dropped.items():  # what a gradient's label may still name
+        if arg in writer.names:
+            writer.names[param] = writer.names[arg]
     lines, carried = _carried_variables(writer, call)
     stacks = [_stack_name(writer, writer.names[value]) if isinstance(value, Param) else None
               for value in loop.saved]  # a carried value's stack, named now; the others later

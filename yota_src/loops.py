@@ -68,6 +68,9 @@ class Loop:
         # (before the rest of the body) rather than refusing the data; the call
         # then also gives how many iterations ran, after the stacks, which are lists
         self.test = test
+        # outside values the body stopped reading (a pass moved their use out of
+        # the loop), by the outer values they stood for: labels may still name them
+        self.dropped: dict = {}
         self._memo: dict = {}  # the last run on the example, shared with `saving` copies
         self.entry = None  # the loop statement's entry, for a loop rolled while traced
         self._flat = None

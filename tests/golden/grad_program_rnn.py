@@ -36,12 +36,14 @@ def grad_rnn(Wx, Wh, xs):
     h = np.zeros(4)
     # golden_programs.py:27  for x in xs:
     n_xs = len(xs)
+    # golden_programs.py:28  h = np.tanh(Wx @ x + Wh @ h)
+    t1 = xs @ Wx.T
+    # golden_programs.py:27  for x in xs:
     hs = np.empty((n_xs + 1, 4))
     for t in range(n_xs):
         hs[t] = h
-        x = xs[t]
         # golden_programs.py:28  h = np.tanh(Wx @ x + Wh @ h)
-        h = np.tanh(Wx @ x + Wh @ h)
+        h = np.tanh(t1[t] + Wh @ h)
     hs[-1] = h
     # golden_programs.py:29  return np.sum(h ** 2)
     out = (h ** 2).sum()
@@ -50,15 +52,15 @@ def grad_rnn(Wx, Wh, xs):
     dh = 2.0 * h
     # golden_programs.py:27  for x in xs:
     dxs = np.zeros_like(xs)
-    t1s = np.empty((n_xs, 4))
+    t2s = np.empty((n_xs, 4))
     for t in reversed(range(n_xs)):
         h_2 = hs[t + 1]
         # golden_programs.py:28  h = np.tanh(Wx @ x + Wh @ h)
-        t1 = dh * (1 - h_2 * h_2)
-        dh = t1 @ Wh
-        dxs[t] += t1 @ Wx
-        t1s[t] = t1
+        t2 = dh * (1 - h_2 * h_2)
+        dh = t2 @ Wh
+        dxs[t] += t2 @ Wx
+        t2s[t] = t2
     # golden_programs.py:27  for x in xs:
-    dWx = t1s.T @ xs
-    dWh = t1s.T @ hs[:n_xs]
+    dWx = t2s.T @ xs
+    dWh = t2s.T @ hs[:n_xs]
     return out, dWx, dWh, dxs

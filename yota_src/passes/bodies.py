@@ -29,10 +29,12 @@ def in_loop_bodies(*passes: Callable[[Tape], Tape]) -> Callable[[Tape], Tape]:
                 | set(saved)
             n_carried = len(loop.carried)
             kept = [j for j, param in enumerate(loop.outside) if param in read]  # the others: gone
+            dropped = {param: op.args[n_carried + j] for j, param in enumerate(loop.outside)
+                       if j not in kept}
             rewritten = loop.replace(
                 ops=ops, results=tuple(results), saved=tuple(saved), labels=body.labels,
                 origins={**loop.origins, **body.origins},
-                outside=tuple(loop.outside[j] for j in kept))
+                outside=tuple(loop.outside[j] for j in kept), dropped={**loop.dropped, **dropped})
             args = (*op.args[:n_carried], *(op.args[n_carried + j] for j in kept),
                     *op.args[n_carried + len(loop.outside):])
             made = Call(rewritten, args, op.kwargs, op.shape, op.dtype, op.loc, op.depends)
