@@ -140,6 +140,24 @@ def shifted_rows(W, xs):
     return np.sum(h)
 
 
+def partial_rows(W, xs, n):
+    h = np.zeros(W.shape[0])
+    for t in range(n):
+        h = np.tanh(W @ xs[t] + h)
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_a_buffer_the_loop_fills_only_in_part_keeps_its_updates(n, rng):
+    W, xs = rng.normal(size=(2, 3)), rng.normal(size=(4, 3))
+    ys.check_grad(partial_rows, W, xs, n)
+    df = ys.simplegrad(partial_rows, W, xs, 3)
+    assert "dxs[t] +=" in df.source
+    unrolled = ys.simplegrad(partial_rows, W, xs, n, loops="unroll")(W, xs, n)
+    for a, b in zip(df(W, xs, n)[:3], unrolled[:3]):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("fn, shapes, hoisted", [
     (rows_on_the_left, [(3, 4), (6, 3)], "xs @ W"),
     (matrices_on_the_right, [(2, 3), (5, 3, 2)], "W @ xs"),
@@ -153,6 +171,9 @@ def test_row_products_move_before_the_loop(fn, shapes, hoisted, rng):
     forward = source[:source.index("# backward")]
     products = re.findall(r"= (xs @ W(?:\.T)?|W @ xs)$", forward, re.M)
     assert products == ([hoisted] if hoisted else []), forward
+    backward = source[source.index("# backward"):]
+    batched = re.search(r"dxs = \w+ @ W", backward)  # every step's update in one product
+    assert bool(batched) == (fn is rows_on_the_left), backward
     rolled = ys.simplegrad(fn, *args)(*args)
     unrolled = ys.simplegrad(fn, *args, loops="unroll")(*args)
     for a, b in zip(rolled, unrolled):

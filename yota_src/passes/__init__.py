@@ -13,7 +13,7 @@ from collections.abc import Callable
 from .. import nested
 from ..tape import Call, Guard, Tape, TapeError
 from .accumulate import accumulate_scatters
-from .batch import hoist_row_products
+from .batch import batch_row_updates, hoist_row_products
 from .bodies import in_loop_bodies
 from .cse import eliminate_common_subexpressions
 from .dce import eliminate_dead_code
@@ -31,7 +31,8 @@ VERIFY = os.environ.get("YOTA_SRC_VERIFY") == "1"
 FORWARD_PASSES = (roll_loops, simplify, eliminate_common_subexpressions,
                   in_loop_bodies(simplify, eliminate_common_subexpressions))
 BACKWARD_PASSES = (fold_seeds, keep_masked_zeros, simplify, eliminate_common_subexpressions,
-                   hoist_row_products, in_loop_bodies(simplify, eliminate_common_subexpressions,
+                   hoist_row_products, batch_row_updates,
+                   in_loop_bodies(simplify, eliminate_common_subexpressions,
                                   accumulate_scatters, eliminate_dead_code),
                    accumulate_scatters, gather_scalars, eliminate_dead_code, python_scalars,
                    own_outputs, update_in_place)

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import operator
 
+import numpy as np
+
 from .. import primitives
-from ..loops import OUTSIDE, Param, is_loop
-from ..tape import Call, Op, Tape, map_refs
+from ..loops import OUTSIDE, Param, is_loop, is_loop_output
+from ..tape import Call, Op, Tape, map_refs, readers
 from .rewrite import rewrite, with_operands
 
 
@@ -102,3 +104,106 @@ def _all_rows(op: Call, product, outer: dict) -> tuple[list, Param]:
     shape = (S.shape[0], *op.shape)
     made.append(Call(operator.matmul, (left, right), {}, shape, op.dtype, op.loc, depends))
     return made, Param(OUTSIDE, shape, op.dtype)
+
+
+def batch_row_updates(tape: Tape) -> Tape:
+    """`dxs[t] += t1 @ Wx` at every step, for a buffer that starts as zeros
+    and is written once per row: after the loop, `dxs = t1s @ Wx`, one
+    product of the stacked `t1`s (the adjoint of the hoisted input product)."""
+    plans: dict[Op, tuple] = {}  # rewritten loop call -> (slot, index map, product maker)
+
+    def visit(op: Op, forward: bool, original: Op):
+        if is_loop(op) and op.fn.test is None:
+            batched = _batched(op)
+            if batched is not None:
+                call, slot, stack_index, matrix, matrix_first = batched
+                plans[call] = (slot, stack_index, matrix, matrix_first)
+                return call
+            return op
+        if is_loop_output(op) and op.args[0] in plans:
+            return _output_after(op, plans[op.args[0]])
+        return op
+
+    return rewrite(tape, visit)
+
+
+def _batched(call: Call):
+    loop = call.fn
+    n = len(loop.carried)
+    outer = dict(zip(loop.outside, call.args[n:n + len(loop.outside)]))
+    body_readers = readers(loop.ops, (loop.results, loop.saved))
+    for slot, (param, result, init) in enumerate(zip(loop.carried, loop.results, call.args)):
+        update = _row_update(loop, param, result, body_readers, outer)
+        if update is None or not _zeros_over_the_rows(call, init):
+            continue
+        value, matrix, matrix_first = update
+        saved = loop.saved if value in loop.saved else loop.saved + (value,)
+        rolled = loop.replace(
+            carried=loop.carried[:slot] + loop.carried[slot + 1:],
+            results=loop.results[:slot] + loop.results[slot + 1:], saved=saved,
+            ops=[op for op in loop.ops if op is not result],
+            labels={op: label for op, label in loop.labels.items() if op not in (param, result)},
+            origins={op: origin for op, origin in loop.origins.items()
+                     if op not in (param, result)})
+        args = call.args[:slot] + call.args[slot + 1:]
+        made = Call(rolled, args, call.kwargs, call.shape, call.dtype, call.loc, call.depends)
+        made.hint = call.hint
+        return made, slot, n - 1 + saved.index(value), outer[matrix], matrix_first
+    return None
+
+
+def _row_update(loop, param: Param, result, body_readers: dict, outer: dict):
+    """(value, matrix param, matrix first) where the carried `param` is only
+    `param[t] += value @ W` (or `W @ value`), W an outside matrix."""
+    if not (isinstance(result, Call) and result.fn is primitives.index_add
+            and result.args[0] is param and result.args[1] is loop.counter
+            and body_readers.get(param) == [result] and body_readers.get(result) == [None]
+            and loop.start == 0):
+        return None
+    product = result.args[2]
+    if not (isinstance(product, Call) and product.fn is operator.matmul and not product.kwargs
+            and len(product.args) == 2 and product.shape == param.shape[1:]):
+        return None
+    for matrix_first in (False, True):
+        matrix, value = product.args if matrix_first else product.args[::-1]
+        if isinstance(matrix, Param) and matrix.role == OUTSIDE and len(matrix.shape) == 2 \
+                and isinstance(outer.get(matrix), Op) and isinstance(value, Op) \
+                and not isinstance(value, Param) and len(value.shape) == 1:
+            return value, matrix, matrix_first
+    return None
+
+
+def _zeros_over_the_rows(call: Call, init) -> bool:
+    """`init` is zeros with a row for each step: `np.zeros_like(xs)` with the
+    count `len(xs)`, or zeros of as many rows as the loop's fixed count."""
+    loop = call.fn
+    if not (isinstance(init, Call) and init.fn in (np.zeros, np.zeros_like)
+            and init.kwargs in ({}, {"dtype": init.dtype})):
+        return False
+    if loop.bound is None:
+        return init.shape[0] == loop.count
+    count = call.args[-1]
+    return loop.bound == 0 and init.fn is np.zeros_like and isinstance(count, Call) \
+        and count.fn is len and count.args == (init.args[0],)
+
+
+def _output_after(op: Call, plan: tuple):
+    """A loop output read from the rewritten loop; the batched buffer's, as
+    the product of the stacked values with the matrix."""
+    slot, stack_index, matrix, matrix_first = plan
+    call, index = op.args
+    if index < slot:
+        return op
+    if index > slot:
+        return Call(operator.getitem, (call, index - 1), {}, op.shape, op.dtype, op.loc,
+                    op.depends)
+    value = call.fn.saved[stack_index - len(call.fn.carried)]
+    stack = Call(operator.getitem, (call, stack_index), {}, (op.shape[0], *value.shape),
+                 value.dtype, op.loc, op.depends)
+    made = [stack]
+    if matrix_first:  # W @ v for every row: stack @ W.T
+        matrix = Call(primitives.T, (matrix,), {}, matrix.shape[::-1], matrix.dtype, op.loc,
+                      matrix.depends)
+        made.append(matrix)
+    product = Call(operator.matmul, (stack, matrix), {}, op.shape, op.dtype, op.loc, op.depends)
+    return (*made, product)
