@@ -156,3 +156,50 @@ def test_generated_scalar_code_computes_what_numpy_does(tmp_path_factory, expres
         value = df(x)[0]
     assert np.array_equal(value, expected, equal_nan=True), df.source
     assert type(value) is type(expected)
+
+
+def with_float32(x, z):
+    a = x[0] + 1.0
+    return a + z[0] + np.sum(np.maximum(a * 1.0, z)) * x[1]
+
+
+def compared_with_float32(x, z):
+    a = x[0] * 1.0
+    if a < z[0]:
+        return a * 2.0
+    return a * 3.0
+
+
+def rounded_times_element(x):
+    b = round(x[0]) * x[1]
+    return b ** 2.5
+
+
+def times_a_float_argument(x, s):
+    b = x[0] * s
+    return b ** 1.5
+
+
+def plus_zero(v):
+    return v[0] * v[1] + 0.0
+
+
+@pytest.mark.parametrize("fn, example, point", [
+    # NumPy 2 keeps float32 with a Python float, but not with a NumPy float64
+    (with_float32, (np.array([0.1, 0.3]), np.array([0.1, 0.2], np.float32)), None),
+    (compared_with_float32, (np.array([0.1, 0.3]), np.array([0.1, 0.2], np.float32)), None),
+    # round() gives a Python int, a float argument is a Python float: ** must stay NumPy's
+    (rounded_times_element, (np.array([1.3, 2.0]),), (np.array([1.3, -2.0]),)),
+    (times_a_float_argument, (np.array([2.0, 1.0]), 3.0), (np.array([-2.0, 1.0]), 3.0)),
+    (plus_zero, (np.array([0.5, 2.0]),), (np.array([0.0, -2.0]),)),  # -0.0 + 0.0 is 0.0
+])
+def test_python_floats_never_meet_what_would_treat_them_otherwise(fn, example, point):
+    value, *_ = ys.simplegrad(fn, *example)(*example)
+    expected = fn(*example)
+    assert np.array_equal(value, expected) and type(value) is type(expected)
+    if point is not None:
+        with np.errstate(all="ignore"):
+            value, *_ = ys.simplegrad(fn, *example)(*point)
+            expected = fn(*point)
+        assert np.array_equal(value, expected, equal_nan=True) and type(value) is type(expected)
+        assert np.signbit(value) == np.signbit(expected)

@@ -11,10 +11,12 @@ applies: division and `%` by zero raise instead of giving inf or nan, `**`
 can raise on overflow or give a complex number, and a float has none of an
 array's methods. So an element is read as a Python float only where every
 value computed from it by `+`, `-`, `*`, negation and division by a nonzero
-constant (the operations on which the two agree bit for bit) goes only to
-more of those, comparisons, NumPy functions (which give NumPy scalars back),
-array literals and gradient updates. The value returned keeps its NumPy
-type.
+constant (the operations on which the two agree bit for bit), alone or with
+other scalars (which may be Python numbers too), goes only to more of those,
+comparisons, NumPy functions (which give NumPy scalars back), array literals
+and gradient updates, and never meets a float32 or float16 value (NumPy 2
+promotes a Python float with those as their own type, a NumPy float64 not).
+The value returned keeps its NumPy type.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import operator
 import numpy as np
 
 from .. import primitives
-from ..tape import Call, Op, Tape, iter_refs, readers
+from ..tape import Call, Op, Tape, iter_refs, operands, readers
 from .rewrite import rewrite
 
 _SAME_ON_FLOATS = (operator.add, operator.sub, operator.mul, operator.neg, operator.pos,
@@ -99,27 +101,42 @@ def _floats_from(ops: list, reads: set) -> set:
 
 
 def _keeps_float(op: Call, floats: set) -> bool:
-    """Python floats in, a Python float out, with NumPy's result."""
+    """A Python float may come out: Python floats in, with numbers or other
+    scalars (which may be Python numbers too: `round(a) * b`)."""
     if op.kwargs or not any(arg in floats for arg in op.args if isinstance(arg, Op)):
         return False
-    plain = all(arg in floats if isinstance(arg, Op) else type(arg) in (int, float)
-                for arg in op.args)
+    scalars = all(arg in floats or _scalar_alike(arg) if isinstance(arg, Op)
+                  else type(arg) in (int, float) for arg in op.args)
     if op.fn in _SAME_ON_FLOATS:
-        return plain
+        return scalars
     if op.fn is operator.truediv:
-        return plain and op.args[0] in floats and type(op.args[1]) in (int, float) \
+        return scalars and op.args[0] in floats and type(op.args[1]) in (int, float) \
             and op.args[1] != 0
     return False
+
+
+def _scalar_alike(value: Op) -> bool:
+    return value.shape == () and _alike(value)
+
+
+def _alike(value: Op) -> bool:
+    """A Python float and a NumPy float64 promote alike with `value`: not so
+    for float32 or float16 under NumPy 2, where a Python float is weak
+    (`float32 + 0.1` stays float32, `float32 + np.float64(0.1)` does not)."""
+    if value.dtype is None:
+        return False
+    return np.result_type(value.dtype, np.float64(1.0)) == np.result_type(value.dtype, 1.0)
 
 
 def _takes_float(user, op: Op, floats: set) -> bool:
     """`user` gives what it gives for a NumPy scalar when `op` is a Python float."""
     if user is None:  # the output: converted back
         return True
-    if not isinstance(user, Call):
+    if not isinstance(user, Call) or not all(
+            each in floats or _alike(each) for each in operands(user)):
         return False
     if user in floats or user.fn in _SAME_ON_FLOATS or user.fn in _COMPARISONS:
-        return True  # mixed with a NumPy operand, NumPy's own operation runs
+        return True  # equal results, or NumPy's own operation on an array or NumPy scalar
     if user.fn in (operator.truediv, operator.pow, operator.mod, operator.floordiv):
         return any(isinstance(arg, Op) and bool(arg.shape) for arg in user.args)  # an array's
     if isinstance(user.fn, np.ufunc) or user.fn is np.array:                     # rules

@@ -50,7 +50,7 @@ def simplify(tape: Tape) -> Tape:
             better = better if better is None else _respelled(better) or better
         if better is not None:
             return better
-        kept = _identity_operand(op) or _restacked(op)
+        kept = _identity_operand(op, exact=forward) or _restacked(op)
         if kept is None or kept.shape != op.shape or kept.dtype != op.dtype:
             return op
         return kept
@@ -231,9 +231,12 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _identity_operand(op: Op) -> Op | None:
-    """The operand `op` merely passes through, if it does."""
+def _identity_operand(op: Op, exact: bool = False) -> Op | None:
+    """The operand `op` merely passes through, if it does; with `exact`, to
+    the bit: `-0.0 + 0.0` is `0.0`, so a float plus zero is kept there."""
     if not isinstance(op, Call) or op.kwargs:
+        return None
+    if exact and op.fn is operator.add and _floating(op):
         return None
     args = op.args
     if op.fn in _SHAPE_NO_OPS and isinstance(args[0], Op):
