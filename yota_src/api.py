@@ -108,6 +108,7 @@ class GradFunction:
     def __init__(self, compiled: _Compiled, bound: tuple = ()):
         self._function = compiled.function
         self._dependencies = compiled.dependencies
+        self._fresh = compiled.fresh
         self.source = compiled.source
         self._bound = bound
         self.__name__ = compiled.function.__name__
@@ -120,7 +121,7 @@ class GradFunction:
             if node.type.__module__ not in ("builtins", "collections")]
 
     def __call__(self, *args):
-        stale = first_stale(self._dependencies)
+        stale = None if self._fresh() else first_stale(self._dependencies)
         if stale is not None:
             raise SignatureMismatch(
                 f"{self.__name__} was generated when {stale.what} was {stale.shown}; it has "
@@ -128,7 +129,7 @@ class GradFunction:
         full = self._bound + args
         for index, path, cls, expression in self._classes:
             try:
-                found = type(get_path(full[index], path))
+                found = type(full[index] if not path else get_path(full[index], path))
             except (AttributeError, LookupError, TypeError, IndexError):
                 continue  # the generated code's own guards name what is missing
             if found is not cls and found.__qualname__ == cls.__qualname__:
