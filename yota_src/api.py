@@ -173,7 +173,7 @@ def grad(f: Callable, *args, dynamic: bool = False, wrt=None, loops: str = "roll
     options = _DEFAULT_OPTIONS if n_bound == 0 and wrt is None and loops == "roll" else \
         (n_bound, _hashable_wrt(wrt), loops)
     variants = None
-    for check, found in _checks.get(fn, ()):  # GradientCache.find, inlined: it is per call
+    for check, found in _checks.get(fn, ()):  # the first check the arguments pass
         if check(options, full_args):
             variants = found
             break
@@ -205,7 +205,7 @@ def grad(f: Callable, *args, dynamic: bool = False, wrt=None, loops: str = "roll
                     _cache.variants.setdefault(key, []).append(compiled)
     if variants is None and options[1] is not _NO_KEY:
         _cache.remember(fn, options, full_args, key)
-    return result[0], GradientResult(tuple(result[n_bound + 1:]), compiled)
+    return result[0], GradientResult(result[n_bound + 1:], compiled)
 
 
 _NO_KEY = object()
@@ -239,7 +239,7 @@ def _from_cache(key, args: tuple, dynamic: bool, tried: set):
         variants = [each for each in _cache.variants.get(key, ()) if id(each) not in tried]
     for compiled in variants:
         tried.add(id(compiled))
-        if first_stale(compiled.dependencies) is not None:
+        if not compiled.fresh():
             with _cache.lock:
                 if compiled in _cache.variants.get(key, ()):
                     _cache.variants[key].remove(compiled)

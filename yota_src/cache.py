@@ -139,13 +139,6 @@ class GradientCache:
         self.checks: dict[Callable, list[tuple[Callable, list]]] = {}
         self.lock = threading.Lock()
 
-    def find(self, function: Callable, options: tuple, args: tuple) -> list | None:
-        """The variants for a call whose check passes, or None."""
-        for check, variants in self.checks.get(function, ()):
-            if check(options, args):
-                return variants
-        return None
-
     def remember(self, function: Callable, options: tuple, args: tuple, key) -> None:
         """Make a check for this call's arguments leading to `key`'s variants."""
         check = make_check(options, args)

@@ -34,7 +34,7 @@ def _hoisted(call: Call):
     """(the products, the loop reading their rows), or None."""
     loop = call.fn
     first = len(loop.carried)
-    outer = dict(zip(loop.outside, call.args[first:first + len(loop.outside)]))
+    outer = _outside_values(call)
     made, params, products, replaced = [], [], [], {}
     look = lambda value: replaced.get(value, value)  # noqa: E731
     ops = []
@@ -65,6 +65,13 @@ def _hoisted(call: Call):
     rewritten = Call(rolled, args, call.kwargs, call.shape, call.dtype, call.loc, call.depends)
     rewritten.hint = call.hint
     return (*made, rewritten)
+
+
+def _outside_values(call: Call) -> dict:
+    """Each outside parameter of the loop's body -> the value the call passes it."""
+    loop = call.fn
+    first = len(loop.carried)
+    return dict(zip(loop.outside, call.args[first:first + len(loop.outside)]))
 
 
 def _row_product(op: Op, loop, outer: dict):
@@ -110,7 +117,7 @@ def batch_row_updates(tape: Tape) -> Tape:
     """`dxs[t] += t1 @ Wx` at every step, for a buffer that starts as zeros
     and is written once per row: after the loop, `dxs = t1s @ Wx`, one
     product of the stacked `t1`s (the adjoint of the hoisted input product)."""
-    plans: dict[Op, tuple] = {}  # rewritten loop call -> (slot, index map, product maker)
+    plans: dict[Op, tuple] = {}  # rewritten loop call -> (slot, stack index, matrix, order)
 
     def visit(op: Op, forward: bool, original: Op):
         if is_loop(op) and op.fn.test is None:
@@ -130,7 +137,7 @@ def batch_row_updates(tape: Tape) -> Tape:
 def _batched(call: Call):
     loop = call.fn
     n = len(loop.carried)
-    outer = dict(zip(loop.outside, call.args[n:n + len(loop.outside)]))
+    outer = _outside_values(call)
     body_readers = readers(loop.ops, (loop.results, loop.saved))
     for slot, (param, result, init) in enumerate(zip(loop.carried, loop.results, call.args)):
         update = _row_update(loop, param, result, body_readers, outer)

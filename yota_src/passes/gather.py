@@ -23,8 +23,9 @@ _MAX_SIZE = 64  # elements: a literal longer than this reads worse than the upda
 
 def gather_scalars(tape: Tape) -> Tape:
     users = readers(tape.ops, tape.output)
-    ends = {op for op in tape.ops[tape.n_forward:] if _writes(op, users) is not None
-            and not any(_continues(user, op) for user in users.get(op, ()))}
+    ends = {op for op in tape.ops[tape.n_forward:]  # each chain walked once, from its end
+            if not any(_continues(user, op) for user in users.get(op, ()))
+            and _writes(op, users) is not None}
 
     def visit(op: Op, forward: bool, original: Op) -> Op:
         if original not in ends:
