@@ -199,7 +199,7 @@ def grad(f: Callable, *args, dynamic: bool = False, wrt=None, loops: str = "roll
         with building:  # concurrent first calls: one traces, the others use its result
             compiled, result = _from_cache(key, full_args, dynamic, tried)
             if compiled is None:
-                compiled = _build(fn, full_args, wrt_args, loops)
+                compiled = _build(fn, full_args, wrt_args, loops, work_arrays=True)
                 result = compiled.function(*full_args)
                 with _cache.lock:
                     _cache.variants.setdefault(key, []).append(compiled)
@@ -634,7 +634,8 @@ def _loops_option(loops) -> str:
     return loops
 
 
-def _build(fn: Callable, args: tuple, wrt_args: frozenset, loops: str = "roll") -> _Compiled:
+def _build(fn: Callable, args: tuple, wrt_args: frozenset, loops: str = "roll",
+           work_arrays: bool = False) -> _Compiled:
     with _errors_at_user_lines():
         unroller, value, signature = _unroll(fn, args, loops=loops)
         _require_scalar(value, signature, unroller.returned_at)
@@ -646,7 +647,7 @@ def _build(fn: Callable, args: tuple, wrt_args: frozenset, loops: str = "roll") 
         tape = differentiate(forward, unroller.values, wrt_args, unroller.input_names)
         if passes.VERIFY:
             tape.verify()
-    tape = optimize(tape)
+    tape = optimize(tape, work_arrays)
     source, constants = codegen.generate(tape)
     function = loader.load(source, codegen.function_name(tape, "gradient"), constants)
     passed = _generators_in(args)

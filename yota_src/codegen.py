@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import collections
 import enum
 import functools
 import hashlib
@@ -179,12 +180,15 @@ class _Writer:
         self.live_constants: dict[str, object] = {}
         self.identities: list[str] = []  # module-level names of objects compared by identity
         self.guard_dtypes: dict[str, str] = {}  # a dtype's spelling -> the module's name for it
+        self.work: str | None = None  # the name of a call's work arrays (passes/work_arrays.py)
+        self.work_slots: dict[int, tuple] = {}  # slot -> (shape, dtype)
         self.unreachable: list[str] = []  # module-level names of large arrays no import reaches
         self.outside_reads: list[str] = []  # large arrays read from their modules, and checked
         self.read_by_name: list[str] = []  # what those are, for the docstring
         self.users = readers(tape.ops, tape.output)
         self.overwritten = {op.kwargs["out"] for op in tape.ops  # passes/in_place.py
                             if isinstance(op, Call) and isinstance(op.kwargs.get("out"), Op)}
+        self.overwritten |= _in_shared_work_arrays(tape.ops)
         self.backward = set(tape.ops[tape.n_forward:])
         loops = loop_code.loop_calls(tape)
         body_labels = {}
@@ -219,7 +223,7 @@ class _Writer:
     def module(self) -> str:
         guards = self.signature_guards()
         body = self.body()  # finds the outside reads
-        body = guards + self.outside_reads + body
+        body = guards + self.outside_reads + self.take_work() + body
         imports = sorted(self.imports, key=lambda line: (line != "import numpy as np", line))
         lines = [self.docstring(), *imports, ""]
         if self.errors_used:
@@ -238,6 +242,8 @@ class _Writer:
             lines += ["# Objects the arguments held, compared by identity: only the process that",
                       "# generated this module has them, so it cannot be saved and run elsewhere.",
                       *self.identities, ""]
+        if self.work_slots:
+            lines += self.work_helper()
         if self.unreachable:
             lines += ["# Arrays too large to write here, which no import reaches: only the process",
                       "# that generated this module has them, so it cannot be saved and run",
@@ -259,6 +265,25 @@ class _Writer:
         if self.facts:  # after the function: a reader meets the gradient first
             lines += ["", "", *self.other_path_helper()]
         return "\n".join(lines) + "\n"
+
+    def take_work(self) -> list[str]:
+        return [f"{self.work} = {self.take}()"] if self.work_slots else []
+
+    def work_helper(self) -> list[str]:
+        """The work arrays a call writes large temporaries into: each call
+        takes a free set and gives it back, so concurrent calls never share one."""
+        arrays = ", ".join(f"np.empty({shape!r}, {self._guard_dtype(dtype)})"
+                           for shape, dtype in (self.work_slots[slot]
+                                                for slot in sorted(self.work_slots)))
+        return ["# Arrays the large temporaries are written into, kept from call to call.",
+                f"{self.spare} = []", "", "",
+                f"def {self.take}():",
+                '    """A free set of work arrays: a spare one, or a new one while all are in '
+                'use."""',
+                "    try:",
+                f"        return {self.spare}.pop()",
+                "    except IndexError:",
+                *_fitted(f"        return [{arrays}]"), "", ""]
 
     def other_path_helper(self) -> list[str]:
         """The one function every data-dependent guard raises through."""
@@ -591,6 +616,13 @@ class _Writer:
         if is_loop_output(op):  # a variable the loop sets
             self.names[op] = self.outputs[op.args[0]][op.args[1]]
             return []
+        if isinstance(op, Call) and op.fn is primitives.work_array:
+            if self.work is None:
+                self.work = self.fresh("work")
+                self.take, self.spare = self.fresh("work_arrays"), self.fresh("spare_work")
+            self.work_slots[op.args[0]] = (op.shape, op.dtype)
+            self.inlined[op] = ast.Subscript(ast.Name(self.work), ast.Constant(op.args[0]))
+            return []
         if isinstance(op, Call) and isinstance(op.kwargs.get("out"), Op):
             return self.in_place_statement(op)
         expr = self.expression(op)
@@ -615,6 +647,11 @@ class _Writer:
         """A result written into a dead operand's buffer (passes/in_place.py):
         `t3 /= t2`, or `np.exp(t5, out=t5)`; a value with a name of its own
         is assigned it, `dx = np.multiply(t3, t1, out=t3)`."""
+        if op.kwargs["out"] in self.inlined:  # a work array: `t2 = np.add(1, t1, out=work[0])`
+            self.names[op] = self.fresh(self.base_name(op) or self.naming.described(
+                op, self.names) or self.temp())
+            self.assignments.add(op)
+            return [f"{self.names[op]} = {ast.unparse(self.expression(op))}"]
         buffer = self.names[op.kwargs["out"]]
         rest = [ast.unparse(self.literal(arg)) for arg in op.args[1:]]
         name = self.base_name(op)
@@ -771,7 +808,8 @@ class _Writer:
         output = self.tape.output
         if self.kind != "gradient":
             return [f"return {ast.unparse(self.literal(output))}"]
-        lines, parts = [], [ast.unparse(self.literal(output[0]))]
+        lines = [f"{self.spare}.append({self.work})"] if self.work_slots else []
+        parts = [ast.unparse(self.literal(output[0]))]
         for index, grad in enumerate(output[1:]):
             if isinstance(grad, dict):
                 name = self.fresh(f"d{self.sig.params[index]}")
@@ -1107,6 +1145,21 @@ class _Writer:
         if isinstance(value, np.complexfloating) and not isinstance(value, np.complex128):
             expr = ast.Call(ast.parse(_scalar_type(type(value)), mode="eval").body, [expr], [])
         return expr
+
+
+def _in_shared_work_arrays(ops: list) -> set:
+    """Values held in a work array that a later temporary takes over
+    (passes/work_arrays.py): what reads them is written where it stands,
+    never folded into a later line, where it would read the newer value."""
+    slots = collections.Counter(op.args[0] for op in ops
+                                if isinstance(op, Call) and op.fn is primitives.work_array)
+    held = {op for op in ops if isinstance(op, Call) and op.fn is primitives.work_array
+            and slots[op.args[0]] > 1}
+    for op in ops:
+        if isinstance(op, Call) and isinstance(op.kwargs.get("out"), Op) \
+                and op.kwargs["out"] in held:
+            held.add(op)
+    return held
 
 
 def _reachable(value, module: str | None, qualname: str) -> bool:

@@ -43,6 +43,13 @@ def element(a, *index):
     return a.item(*index)
 
 
+def work_array(slot: int):
+    """`work[slot]`: an array the generated code of `ys.grad` keeps from call
+    to call and writes temporaries into (passes/work_arrays.py). Never run:
+    codegen writes it as an index into the call's set of work arrays."""
+    raise AssertionError("work_array is written by codegen, never called")
+
+
 def tolist(a):
     """`a.tolist()`, for guarding an integer or boolean array read as a list."""
     return a.tolist()

@@ -25,6 +25,7 @@ from .roll import roll_loops
 from .scalars import python_scalars
 from .seeds import fold_seeds
 from .simplify import simplify
+from .work_arrays import use_work_arrays
 
 VERIFY = os.environ.get("YOTA_SRC_VERIFY") == "1"
 
@@ -47,9 +48,12 @@ def optimize_forward(tape: Tape, loops: str = "roll") -> Tape:
     return run(tape, passes)
 
 
-def optimize(tape: Tape) -> Tape:
-    """The rewrites of a gradient tape that keep generated code lean and readable."""
-    return run(tape, BACKWARD_PASSES)
+def optimize(tape: Tape, work_arrays: bool = False) -> Tape:
+    """The rewrites of a gradient tape that keep generated code lean and
+    readable; with `work_arrays` (ys.grad's code, called in a loop), large
+    temporaries are written into arrays kept from call to call."""
+    passes = BACKWARD_PASSES + ((use_work_arrays,) if work_arrays else ())
+    return run(tape, passes)
 
 
 def run(tape: Tape, passes: tuple[Callable[[Tape], Tape], ...]) -> Tape:
