@@ -183,12 +183,6 @@ def test_nested_differentiation_is_refused_clearly():
         ys.grad(outer, np.ones(2))
 
 
-@pytest.mark.parametrize("keyword", ["has_aux"])
-def test_contract_keywords_not_implemented_yet_say_so(keyword):
-    with pytest.raises(NotImplementedError, match=rf"\({keyword}=\.\.\.\) is not supported yet"):
-        ys.grad(lambda x: np.sum(x), np.ones(2), **{keyword: True})
-
-
 def test_a_flipped_branch_suggests_dynamic():
     def f(x):
         return np.sum(x) if x[0] > 0 else np.sum(x * 2.0)

@@ -56,8 +56,9 @@ _COMPLEX_HINTS = {fn: " (np.linalg.eig is complex whatever the eigenvalues since
 
 
 def differentiate(tape: Tape, values, wrt_args: frozenset,
-                  input_names: dict | None = None) -> Tape:
-    """The gradient tape of the forward tape `tape`, whose output is a scalar:
+                  input_names: dict | None = None, has_aux: bool = False) -> Tape:
+    """The gradient tape of the forward tape `tape`, whose output is a scalar
+    (`has_aux`: a pair `(scalar, aux)`, aux never differentiated):
     the same ops, then the reverse sweep's, returning `(value, gradient per
     positional argument...)`. The gradient ops are labelled with the ops they
     are the gradients of, for the naming pass.
@@ -75,7 +76,8 @@ def differentiate(tape: Tape, values, wrt_args: frozenset,
     driver.any_rows = {op for op in tape.inputs if op.index in tape.free_counts and op.shape}
     known = _Known(values, tape.origins)
     wrt = {op for op in tape.inputs if op.index in wrt_args and op.differentiable}
-    grads, labels = _sweep(driver, tape, known, wrt)
+    loss = tape.output[0] if has_aux else tape.output
+    grads, labels = _sweep(driver, tape, loss, known, wrt)
     gradients = _gradient_outputs(driver, tape, known, grads, wrt_args, labels)
     labels.update(tape.labels)
     gradient = tape.replace(ops=tape.ops + driver.ops, output=(tape.output,) + gradients,
@@ -128,7 +130,8 @@ class _Known:
         return self.computed[op]
 
 
-def _sweep(driver: Unroller, tape: Tape, known: _Known, wrt: set[Op]) -> tuple[dict, dict]:
+def _sweep(driver: Unroller, tape: Tape, output, known: _Known,
+           wrt: set[Op]) -> tuple[dict, dict]:
     """Gradients of the scalar output for the active inputs, by reverse sweep,
     and the labels of the gradient ops. A gradient's example value lives as
     long as something reads it: the sweep keeps no values of its own ops and
@@ -137,7 +140,6 @@ def _sweep(driver: Unroller, tape: Tape, known: _Known, wrt: set[Op]) -> tuple[d
     active = active_ops(tape.ops, wrt)
     grads: dict[Op, object] = {}
     labels: dict[Op, Op] = {}
-    output = tape.output
     if isinstance(output, Op) and output in active:  # a scalar, or size-1 array
         shape, dtype = output.shape, output.dtype  # float32 stays float32
         one = 1.0 if dtype == np.float64 else dtype.type(1.0)

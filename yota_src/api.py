@@ -161,17 +161,18 @@ _building: dict[Any, threading.Lock] = {}  # one build at a time per cache key
 
 
 def grad(f: Callable, *args, dynamic: bool = False, wrt=None, loops: str = "roll",
-         **keywords) -> tuple[Any, GradientResult]:
+         has_aux: bool = False, **keywords) -> tuple[Any, GradientResult]:
     """The value of `f(*args)` and its gradient for every positional argument
-    (`loops`: as for `simplegrad`)."""
+    (`loops`: as for `simplegrad`). With `has_aux`, `f` returns `(loss, aux)`
+    and the value is that pair: `aux` comes back as computed, not differentiated."""
     if keywords:
         _refuse_keywords("grad", keywords)
     if type(f) is _FUNCTION:
         fn, full_args, n_bound = f, args, 0
     else:
         fn, full_args, n_bound = _target(f, args)
-    options = _DEFAULT_OPTIONS if n_bound == 0 and wrt is None and loops == "roll" else \
-        (n_bound, _hashable_wrt(wrt), loops)
+    options = _DEFAULT_OPTIONS if n_bound == 0 and wrt is None and loops == "roll" \
+        and has_aux is False else (n_bound, _hashable_wrt(wrt), loops, _has_aux(has_aux))
     variants = None
     for check, found in _checks.get(fn, ()):  # the first check the arguments pass
         if check(options, full_args):
@@ -191,7 +192,8 @@ def grad(f: Callable, *args, dynamic: bool = False, wrt=None, loops: str = "roll
     tried = {skipped} if skipped is not None else set()
     wrt_args = _wrt_indices(wrt, len(args), n_bound, fn, full_args)
     loops = _loops_option(loops)
-    key = (fn, signature_key(full_args), wrt_args, loops)
+    has_aux = _has_aux(has_aux)
+    key = (fn, signature_key(full_args), wrt_args, loops, has_aux)
     compiled, result = _from_cache(key, full_args, dynamic, tried)
     if compiled is None:
         with _cache.lock:
@@ -199,7 +201,8 @@ def grad(f: Callable, *args, dynamic: bool = False, wrt=None, loops: str = "roll
         with building:  # concurrent first calls: one traces, the others use its result
             compiled, result = _from_cache(key, full_args, dynamic, tried)
             if compiled is None:
-                compiled = _build(fn, full_args, wrt_args, loops, work_arrays=True)
+                compiled = _build(fn, full_args, wrt_args, loops, work_arrays=True,
+                                  has_aux=has_aux)
                 result = compiled.function(*full_args)
                 with _cache.lock:
                     _cache.variants.setdefault(key, []).append(compiled)
@@ -209,7 +212,7 @@ def grad(f: Callable, *args, dynamic: bool = False, wrt=None, loops: str = "roll
 
 
 _NO_KEY = object()
-_DEFAULT_OPTIONS = (0, None, "roll")  # one object, so that checks test identity first
+_DEFAULT_OPTIONS = (0, None, "roll", False)  # one object, so that checks test identity first
 
 
 def _hashable_wrt(wrt):
@@ -284,15 +287,17 @@ def _held_output(function: Callable, args: tuple):
         sys.stderr.write(stderr.getvalue())
 
 
-def simplegrad(f: Callable, *args, wrt=None, loops: str = "roll", **keywords) -> GradFunction:
+def simplegrad(f: Callable, *args, wrt=None, loops: str = "roll", has_aux: bool = False,
+               **keywords) -> GradFunction:
     """A gradient function for arguments like `args`, with readable source.
     `loops="roll"` writes a run of iterations that do the same work as a
     loop (and its reversed loop in the backward pass); "unroll" writes
-    straight-line code."""
+    straight-line code. With `has_aux`, `f` returns `(loss, aux)` and the
+    function returns `((loss, aux), d0, d1, ...)`."""
     _refuse_keywords("simplegrad", keywords)
     fn, full_args, n_bound = _target(f, args)
     compiled = _build(fn, full_args, _wrt_indices(wrt, len(args), n_bound, fn, full_args),
-                      _loops_option(loops))
+                      _loops_option(loops), has_aux=_has_aux(has_aux))
     return GradFunction(compiled, full_args[:n_bound])
 
 
@@ -449,11 +454,6 @@ def _target(f, args: tuple) -> tuple[Callable, tuple, int]:
 
 
 def _refuse_keywords(api_name: str, keywords: dict) -> None:
-    planned = [key for key in ("has_aux",) if key in keywords]
-    if planned:
-        raise NotImplementedError(
-            f"ys.{api_name}({planned[0]}=...) is not supported yet: it is in the contract "
-            "(SPEC.md) but this version does not implement it")
     if keywords:
         names = ", ".join(f"{key}=..." for key in keywords)
         raise TypeError(
@@ -635,16 +635,18 @@ def _loops_option(loops) -> str:
 
 
 def _build(fn: Callable, args: tuple, wrt_args: frozenset, loops: str = "roll",
-           work_arrays: bool = False) -> _Compiled:
+           work_arrays: bool = False, has_aux: bool = False) -> _Compiled:
     with _errors_at_user_lines():
         unroller, value, signature = _unroll(fn, args, loops=loops)
-        _require_scalar(value, signature, unroller.returned_at)
+        if has_aux:
+            _require_aux(value, signature, unroller.returned_at)
+        _require_scalar(value[0] if has_aux else value, signature, unroller.returned_at)
         output = unroller.refs(value, unroller.loc)  # first: a static array returned becomes an op
         recorded = Tape(list(unroller.ops), output, signature)
         if passes.VERIFY:
             recorded.verify(unroller.values)
         forward = optimize_forward(recorded, loops)
-        tape = differentiate(forward, unroller.values, wrt_args, unroller.input_names)
+        tape = differentiate(forward, unroller.values, wrt_args, unroller.input_names, has_aux)
         if passes.VERIFY:
             tape.verify()
     tape = optimize(tape, work_arrays)
@@ -697,6 +699,50 @@ def _at_line(error: Exception, location) -> Exception:
     return error  # pragma: no cover - the exec always raises
 
 
+def _has_aux(has_aux) -> bool:
+    if has_aux is not True and has_aux is not False:
+        raise TypeError(f"has_aux={has_aux!r}: pass True (f returns (loss, aux)) or False")
+    return has_aux
+
+
+def _require_aux(value, signature: Signature, returned_at) -> None:
+    """With has_aux, `f` returns `(loss, aux)`: aux made of arrays, numbers,
+    strings and None, in tuples, lists and dicts, which the generated code
+    can return as they are."""
+    problem = None
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        problem = "it returned " + (f"a {type(value).__name__} of {len(value)}"
+                                    if isinstance(value, (tuple, list)) else
+                                    type(values_of(value)).__name__)
+    else:
+        odd = next(_odd_aux(value[1]), None)
+        if odd is not None:
+            problem = (f"its aux holds a {type(odd).__module__}.{type(odd).__qualname__}, which "
+                       "the generated code cannot return as it is; return its arrays in a "
+                       "tuple or dict instead")
+    if problem is None:
+        return
+    error = ValueError(f"{signature.function_name}() must return a pair (loss, aux) with "
+                       f"has_aux=True; {problem}.")
+    if returned_at is not None:
+        error.location = returned_at
+    raise error
+
+
+def _odd_aux(value):
+    """What aux holds beside arrays, numbers, text, None and plain containers."""
+    if isinstance(value, Traced) or value is None or isinstance(
+            value, (bool, int, float, str, bytes, np.ndarray, np.generic)):
+        return
+    if type(value) in (tuple, list) or type(value) is dict:
+        for item in (value.values() if type(value) is dict else value):
+            yield from _odd_aux(item)
+        if type(value) is dict:
+            yield from (key for key in value if not isinstance(key, (str, int, bool, float)))
+        return
+    yield value
+
+
 def _require_scalar(value, signature: Signature, returned_at) -> None:
     plain = values_of(value)
     if _is_scalar_loss(plain):
@@ -709,7 +755,7 @@ def _require_scalar(value, signature: Signature, returned_at) -> None:
     if plain is None:
         hint = " Did it forget to `return` the loss?"
     elif isinstance(plain, (tuple, list, dict)):
-        hint = " Return the loss alone, and compute other values in a separate function."
+        hint = " Return the loss alone, or pass has_aux=True to return (loss, aux)."
     elif shape:
         hint = " Reduce it to a scalar, e.g. with np.sum or np.mean."
     error = ValueError(f"{signature.function_name}() must return a scalar (a float or a size-1 "

@@ -89,6 +89,9 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--unroll", action="store_true",
                      help="write straight-line code: no loop of the function stays a loop "
                           "(by default, iterations that do the same work stay one)")
+    gen.add_argument("--has-aux", action="store_true",
+                     help="FUNC returns (loss, aux): differentiate the loss, and return "
+                          "((loss, aux), gradients...)")
     gen.add_argument("--check", action="store_true",
                      help="write nothing; exit 1 if OUT.py is not what gen would write now")
     trace = commands.add_parser("trace", help="print the tape of FILE.py:FUNC")
@@ -158,7 +161,7 @@ def _run(options) -> tuple[int, str]:
         if options.command == "trace":
             _, tape = api.trace(fn, *args)
         else:
-            gradient = api.simplegrad(fn, *args, wrt=wrt,
+            gradient = api.simplegrad(fn, *args, wrt=wrt, has_aux=options.has_aux,
                                       loops="unroll" if options.unroll else "roll")
     if options.command == "trace":
         return 0, f"{tape}\n"
@@ -174,7 +177,7 @@ def _run(options) -> tuple[int, str]:
             current = None
         if current != source:
             chosen = (f" --wrt {options.wrt}" if options.wrt else "") + \
-                (" --unroll" if options.unroll else "")
+                (" --unroll" if options.unroll else "") + (" --has-aux" if options.has_aux else "")
             print(f"yota-src: {output} is stale: regenerate it with "
                   f"`yota-src gen {options.target} --args {options.args}{chosen} -o {output}`",
                   file=sys.stderr)

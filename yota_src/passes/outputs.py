@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import primitives
 from ..loops import is_loop_output
-from ..tape import Call, Const, Input, Op, Tape, map_refs
+from ..tape import Call, Const, Input, Op, Tape, iter_refs, map_refs
 
 # primitives whose result is always a new array (beside ufuncs, operators and
 # constructors: primitives.returns_new_array), never a view of an operand
@@ -59,7 +59,7 @@ def own_outputs(tape: Tape) -> Tape:
     value, *gradients = tape.output
     ops = list(tape.ops)
     labels = dict(tape.labels)
-    seen = {value} if isinstance(value, Op) else set()
+    seen = set(iter_refs(value))  # the loss, and any aux (has_aux)
 
     forward = set(tape.ops[: tape.n_forward])
 
