@@ -2,7 +2,18 @@
 transformation, producing gradient modules people can read and ship."""
 
 from . import codegen, errors
-from .api import GradFunction, GradientResult, check_grad, diffrule, grad, simplegrad, trace, update
+from .api import (
+    GradFunction,
+    GradientResult,
+    Pullback,
+    check_grad,
+    diffrule,
+    grad,
+    simplegrad,
+    trace,
+    update,
+    vjp,
+)
 from .rules import nodiff
 from .tape import Tape
 
@@ -10,5 +21,5 @@ Tape.compiler = staticmethod(codegen.compile_forward)  # the pipeline's last sta
 
 __version__ = "0.1.0"
 
-__all__ = ["grad", "simplegrad", "trace", "update", "check_grad", "diffrule", "nodiff", "errors",
-           "GradientResult", "GradFunction", "Tape"]
+__all__ = ["grad", "simplegrad", "vjp", "trace", "update", "check_grad", "diffrule", "nodiff",
+           "errors", "GradientResult", "GradFunction", "Pullback", "Tape"]

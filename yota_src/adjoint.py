@@ -12,7 +12,7 @@ import operator
 
 import numpy as np
 
-from . import contexts, primitives, rules
+from . import contexts, cotangents, primitives, rules
 from .errors import NoDiffRuleError
 from .loop_adjoint import propagate_loop
 from .loops import Loop
@@ -56,12 +56,15 @@ _COMPLEX_HINTS = {fn: " (np.linalg.eig is complex whatever the eigenvalues since
 
 
 def differentiate(tape: Tape, values, wrt_args: frozenset,
-                  input_names: dict | None = None, has_aux: bool = False) -> Tape:
+                  input_names: dict | None = None, has_aux: bool = False,
+                  pullback: bool = False) -> Tape:
     """The gradient tape of the forward tape `tape`, whose output is a scalar
-    (`has_aux`: a pair `(scalar, aux)`, aux never differentiated):
-    the same ops, then the reverse sweep's, returning `(value, gradient per
-    positional argument...)`. The gradient ops are labelled with the ops they
-    are the gradients of, for the naming pass.
+    (`has_aux`: a pair `(scalar, aux)`, aux never differentiated; `pullback`:
+    a pair `(value, cotangent)`, the cotangent's leaves the last argument's
+    inputs, cotangents.py): the same ops, then the reverse sweep's, returning
+    `(value, gradient per positional argument...)` (not the cotangent's).
+    The gradient ops are labelled with the ops they are the gradients of,
+    for the naming pass.
 
     `values` holds the example value of forward ops (an op a forward pass
     made is computed from its operands): the templates compute on them, so
@@ -76,11 +79,18 @@ def differentiate(tape: Tape, values, wrt_args: frozenset,
     driver.any_rows = {op for op in tape.inputs if op.index in tape.free_counts and op.shape}
     known = _Known(values, tape.origins)
     wrt = {op for op in tape.inputs if op.index in wrt_args and op.differentiable}
-    loss = tape.output[0] if has_aux else tape.output
-    grads, labels = _sweep(driver, tape, loss, known, wrt)
+    if pullback:
+        seeds = [(op, Traced(dual, known[dual], driver))
+                 for op, dual in cotangents.seeds(tape.output)]
+    else:
+        seeds = [(tape.output[0] if has_aux else tape.output, None)]
+    grads, labels = _sweep(driver, tape, seeds, known, wrt)
     gradients = _gradient_outputs(driver, tape, known, grads, wrt_args, labels)
+    if pullback:
+        gradients = gradients[:-1]  # none for the cotangent
     labels.update(tape.labels)
-    gradient = tape.replace(ops=tape.ops + driver.ops, output=(tape.output,) + gradients,
+    value = tape.output[0] if pullback else tape.output
+    gradient = tape.replace(ops=tape.ops + driver.ops, output=(value,) + gradients,
                             n_forward=len(tape.ops), labels=labels)
     if not driver.resaved:
         return gradient
@@ -130,7 +140,7 @@ class _Known:
         return self.computed[op]
 
 
-def _sweep(driver: Unroller, tape: Tape, output, known: _Known,
+def _sweep(driver: Unroller, tape: Tape, seeds: list, known: _Known,
            wrt: set[Op]) -> tuple[dict, dict]:
     """Gradients of the scalar output for the active inputs, by reverse sweep,
     and the labels of the gradient ops. A gradient's example value lives as
@@ -140,11 +150,15 @@ def _sweep(driver: Unroller, tape: Tape, output, known: _Known,
     active = active_ops(tape.ops, wrt)
     grads: dict[Op, object] = {}
     labels: dict[Op, Op] = {}
-    if isinstance(output, Op) and output in active:  # a scalar, or size-1 array
-        shape, dtype = output.shape, output.dtype  # float32 stays float32
-        one = 1.0 if dtype == np.float64 else dtype.type(1.0)
-        grads[output] = one if shape == () else driver.primitive(
-            *primitives.filled(shape, 1.0, dtype), {})
+    for output, seed in seeds:  # (op, its gradient), None for 1
+        if not (isinstance(output, Op) and output in active):
+            continue
+        if seed is None:  # a scalar, or size-1 array
+            shape, dtype = output.shape, output.dtype  # float32 stays float32
+            one = 1.0 if dtype == np.float64 else dtype.type(1.0)
+            seed = one if shape == () else driver.primitive(
+                *primitives.filled(shape, 1.0, dtype), {})
+        grads[output] = _plus(driver, grads.get(output), seed)
     forward = set(tape.ops)
     for op in reversed(tape.ops):
         if op in grads:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from . import codegen, counts, loader, passes, rules
+from . import codegen, cotangents, counts, loader, passes, rules
 from .adjoint import differentiate
 from .cache import GradientCache
 from .errors import ControlFlowChanged, NoDiffRuleError, SignatureMismatch, SourceUnavailableError
@@ -94,6 +94,7 @@ class _Compiled:
     # may turn out not to apply (a logging handler's stream cannot, and holding
     # the rest back would reorder the two)
     holds_output: bool = False
+    value: Any = None  # the example's value (vjp returns it)
 
     def __post_init__(self):
         self.fresh = all_hold(self.dependencies)  # asked on every cache hit
@@ -121,12 +122,19 @@ class GradFunction:
             if node.type.__module__ not in ("builtins", "collections")]
 
     def __call__(self, *args):
+        if not self._bound:
+            return self._run(args)
+        value, *gradients = self._run(self._bound + args)
+        return (value, *gradients[len(self._bound):])
+
+    def _run(self, full: tuple):
+        """The generated function on all its arguments, once nothing it
+        folded from outside has changed and its classes are the very ones."""
         stale = None if self._fresh() else first_stale(self._dependencies)
         if stale is not None:
             raise SignatureMismatch(
                 f"{self.__name__} was generated when {stale.what} was {stale.shown}; it has "
                 "changed since. Generate the gradient again (ys.simplegrad, or `yota-src gen`).")
-        full = self._bound + args
         for index, path, cls, expression in self._classes:
             try:
                 found = type(full[index] if not path else get_path(full[index], path))
@@ -137,10 +145,7 @@ class GradFunction:
                     f"{self.__name__} was generated for {expression} of the class "
                     f"{cls.__module__}.{cls.__qualname__}; this one is another class of the "
                     "same name (redefined or reloaded?). Generate the gradient again.")
-        if not self._bound:
-            return self._function(*args)
-        value, *gradients = self._function(*self._bound, *args)
-        return (value, *gradients[len(self._bound):])
+        return self._function(*full)
 
     def save(self, path) -> None:
         """Write the module; importing it gives `grad_<name>`, needing only NumPy."""
@@ -152,6 +157,41 @@ class GradFunction:
 
     def __repr__(self) -> str:
         return f"<GradFunction {self.__name__}>"
+
+
+class Pullback(GradFunction):
+    """`pullback(dvalue)`: the gradient of `sum(value * dvalue)` for each
+    positional argument of f, at the arguments vjp was given (conventions as
+    `grad`). `dvalue` is shaped like the value: a float array or float for
+    each of its float leaves, None for the others (integers, strings).
+
+    `.source` is a module whose `vjp_<name>(<f's parameters>, dout)` returns
+    `(value, gradient per argument...)`; `.save(path)` writes it."""
+
+    def __init__(self, compiled: _Compiled, args: tuple, n_bound: int):
+        super().__init__(compiled, args)
+        self._n_bound = n_bound
+
+    def __call__(self, dvalue):
+        _, *gradients = self._run(self._bound + (dvalue,))
+        return tuple(gradients[self._n_bound:])
+
+    def __repr__(self) -> str:
+        return f"<Pullback {self.__name__}>"
+
+
+def vjp(f: Callable, *args, wrt=None, loops: str = "roll", **keywords) -> tuple[Any, Pullback]:
+    """`(value, pullback)`: the value of `f(*args)` (an array, a float, or
+    tuples, lists and dicts of them) and its vector-Jacobian product at
+    `args`, `pullback(dvalue)` giving one gradient per positional argument.
+
+    Raises ValueError where the value holds no float that depends on the
+    arguments, or holds an object the generated code cannot return."""
+    _refuse_keywords("vjp", keywords)
+    fn, full_args, n_bound = _target(f, args)
+    compiled = _build(fn, full_args, _wrt_indices(wrt, len(args), n_bound, fn, full_args),
+                      _loops_option(loops), pullback=True)
+    return compiled.value, Pullback(compiled, full_args, n_bound)
 
 
 _cache = GradientCache()
@@ -635,29 +675,44 @@ def _loops_option(loops) -> str:
 
 
 def _build(fn: Callable, args: tuple, wrt_args: frozenset, loops: str = "roll",
-           work_arrays: bool = False, has_aux: bool = False) -> _Compiled:
+           work_arrays: bool = False, has_aux: bool = False,
+           pullback: bool = False) -> _Compiled:
+    """Trace, differentiate, optimise and load: the gradient (`pullback`: the
+    vector-Jacobian product, taking a cotangent as its last argument)."""
     with _errors_at_user_lines():
         unroller, value, signature = _unroll(fn, args, loops=loops)
-        if has_aux:
-            _require_aux(value, signature, unroller.returned_at)
-        _require_scalar(value[0] if has_aux else value, signature, unroller.returned_at)
-        output = unroller.refs(value, unroller.loc)  # first: a static array returned becomes an op
+        if pullback:
+            try:
+                signature, output = cotangents.attach(unroller, signature, value)
+            except ValueError as error:
+                error.location = unroller.returned_at
+                raise
+        else:
+            if has_aux:
+                _require_aux(value, signature, unroller.returned_at)
+            _require_scalar(value[0] if has_aux else value, signature, unroller.returned_at)
+            output = unroller.refs(value, unroller.loc)  # first: a static array returned is an op
         recorded = Tape(list(unroller.ops), output, signature)
         if passes.VERIFY:
             recorded.verify(unroller.values)
         forward = optimize_forward(recorded, loops)
-        tape = differentiate(forward, unroller.values, wrt_args, unroller.input_names, has_aux)
+        tape = differentiate(forward, unroller.values, wrt_args, unroller.input_names, has_aux,
+                             pullback)
         if passes.VERIFY:
             tape.verify()
     tape = optimize(tape, work_arrays)
-    source, constants = codegen.generate(tape)
-    function = loader.load(source, codegen.function_name(tape, "gradient"), constants)
+    kind = "vjp" if pullback else "gradient"
+    source, constants = codegen.generate(tape, kind)
+    function = loader.load(source, codegen.function_name(tape, kind), constants)
     passed = _generators_in(args)
+    if pullback:
+        forward = forward.replace(output=forward.output[0])
     return _Compiled(function, source, eliminate_dead_code(forward),
                      tuple(unroller.dependencies.values()),
                      generators=tuple(generator for generator, _ in unroller.random_states.values()
                                       if not any(generator is each for each in passed)),
-                     draws=bool(unroller.random_states), holds_output=_holds_output(forward))
+                     draws=bool(unroller.random_states), holds_output=_holds_output(forward),
+                     value=values_of(value) if pullback else None)
 
 
 class _errors_at_user_lines:  # noqa: N801 - used as a `with` statement
@@ -715,7 +770,7 @@ def _require_aux(value, signature: Signature, returned_at) -> None:
                                     if isinstance(value, (tuple, list)) else
                                     type(values_of(value)).__name__)
     else:
-        odd = next(_odd_aux(value[1]), None)
+        odd = next(cotangents.odd_leaves(value[1]), None)
         if odd is not None:
             problem = (f"its aux holds a {type(odd).__module__}.{type(odd).__qualname__}, which "
                        "the generated code cannot return as it is; return its arrays in a "
@@ -727,20 +782,6 @@ def _require_aux(value, signature: Signature, returned_at) -> None:
     if returned_at is not None:
         error.location = returned_at
     raise error
-
-
-def _odd_aux(value):
-    """What aux holds beside arrays, numbers, text, None and plain containers."""
-    if isinstance(value, Traced) or value is None or isinstance(
-            value, (bool, int, float, str, bytes, np.ndarray, np.generic)):
-        return
-    if type(value) in (tuple, list) or type(value) is dict:
-        for item in (value.values() if type(value) is dict else value):
-            yield from _odd_aux(item)
-        if type(value) is dict:
-            yield from (key for key in value if not isinstance(key, (str, int, bool, float)))
-        return
-    yield value
 
 
 def _require_scalar(value, signature: Signature, returned_at) -> None:

@@ -76,6 +76,8 @@ LINE_LIMIT = 100  # columns: longer statements are written over several lines
 # from its module by name at each call (`outside_read`).
 LITERAL_LIMIT = 256
 # names the code reads without taking them: modules, and the errors it raises
+_PREFIXES = {"gradient": "grad", "vjp": "vjp"}  # kinds of derivative module: their functions
+_WHAT = {"gradient": "Gradient", "vjp": "Vector-Jacobian product", "forward": "Forward pass"}
 _RESERVED = frozenset({"np", "math", "SignatureMismatch", "ControlFlowChanged"})
 
 
@@ -100,8 +102,8 @@ def function_name(tape: Tape, kind: str) -> str:
     name = tape.signature.function_name
     if not _is_identifier(name):
         name = _identifier(re.sub(r"\W", "", name)) or "function"
-    if kind == "gradient":
-        return f"grad_{name}"
+    if kind in _PREFIXES:
+        return f"{_PREFIXES[kind]}_{name}"
     if not name.isidentifier():  # it starts with a digit
         return f"f_{name}"
     reserved = keyword.iskeyword(name) or name in _RESERVED or hasattr(builtins, name)
@@ -309,7 +311,7 @@ class _Writer:
 
     def docstring(self) -> str:
         sig = self.sig
-        what = "Gradient" if self.kind == "gradient" else "Forward pass"
+        what = _WHAT[self.kind]
         qualified = f"{sig.module}.{sig.qualname}" if sig.module else sig.qualname
         paragraphs = [f"{what} of {qualified} (source sha1 {sig.source_hash})."]
         paragraphs.append(
@@ -520,7 +522,7 @@ class _Writer:
         lines: list[str] = []
         group, blocks = None, []
         for index, op in enumerate(self.tape.ops):
-            if index == self.tape.n_forward and self.kind == "gradient":
+            if index == self.tape.n_forward and self.kind != "forward":
                 lines += self.close_blocks(blocks, 0)
                 lines.append("# backward")
                 group = None
@@ -806,7 +808,7 @@ class _Writer:
 
     def return_statements(self) -> list[str]:
         output = self.tape.output
-        if self.kind != "gradient":
+        if self.kind == "forward":
             return [f"return {ast.unparse(self.literal(output))}"]
         lines = [f"{self.spare}.append({self.work})"] if self.work_slots else []
         parts = [ast.unparse(self.literal(output[0]))]

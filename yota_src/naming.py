@@ -101,14 +101,14 @@ def _output_names(tape: Tape, kind: str, params: list[str]) -> dict[Op, str]:
     named = lambda op: isinstance(tape.label(op), str)  # noqa: E731
     user_names = {tape.label(op) for op in tape.ops if named(op)}
     result = next(n for n in ("out", "result", "value", "out_value") if n not in user_names)
-    value = output if kind != "gradient" else output[0]
+    value = output if kind == "forward" else output[0]
     if kind == "gradient" and isinstance(value, tuple):  # (loss, aux): has_aux
         value, aux = value
         if isinstance(aux, Op) and not named(aux) and aux is not value:
             names[aux] = "aux" if "aux" not in user_names else "aux_value"
     if isinstance(value, Op) and not named(value):
         names[value] = result
-    if kind != "gradient":
+    if kind == "forward":
         return names
     for index, grad in enumerate(output[1:]):
         param = params[index]

@@ -349,6 +349,17 @@ class Signature:
     def leaf_expression(self, index: int, path: tuple) -> str:
         return path_expression(self.params[index], path)
 
+    def with_argument(self, name: str, arg) -> Signature:
+        """This signature with one more positional parameter, `name`, taking
+        arguments like `arg` (a pullback's cotangent: vjp)."""
+        index = len(self.params)
+        return dataclasses.replace(
+            self, params=[*self.params, name],
+            leaves=[*self.leaves, [describe_leaf(p, v) for p, v in flatten(arg)]],
+            structs=[*self.structs, kind_of(arg) == "struct"],
+            containers=[*self.containers, *_layouts(index, arg)],
+            key=(self.key, signature_key((arg,))))
+
     def describe(self, free_counts: frozenset = frozenset()) -> str:
         """Each leaf and what it is specialised to; an argument in
         `free_counts` has a trip count read from it at run time: any int will
