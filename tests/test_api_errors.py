@@ -171,18 +171,6 @@ def test_check_grad_accepts_a_size_one_array_result():
     ys.check_grad(f, np.array([0.5, 2.0]))
 
 
-def test_nested_differentiation_is_refused_clearly():
-    def inner(w):
-        return np.sum(w ** 2)
-
-    def outer(w):
-        _, g = ys.grad(inner, w)
-        return np.sum(g[0])
-
-    with pytest.raises(ys.errors.UnsupportedSyntaxError, match="a gradient of a gradient"):
-        ys.grad(outer, np.ones(2))
-
-
 def test_a_flipped_branch_suggests_dynamic():
     def f(x):
         return np.sum(x) if x[0] > 0 else np.sum(x * 2.0)

@@ -111,3 +111,80 @@ def test_work_arrays_change_no_bit_and_share_nothing(program, seed):
     for g, k in zip(first, kept):
         np.testing.assert_array_equal(g, k)
         assert not any(np.shares_memory(g, each) for each in later)
+
+
+# --- found by a hostile tester ------------------------------------------------------
+
+def cast_down(x):
+    y = x.astype(np.float32)
+    return np.sum(np.exp(y) * y)
+
+
+def masked(x):
+    return np.sum(np.where(np.greater(x, 0.0), x * x, x))
+
+
+@pytest.mark.parametrize("fn", [cast_down, masked])
+def test_a_work_array_of_a_dtype_no_argument_has(fn, rng):
+    x = rng.normal(size=40_000)
+    value, (dx,) = ys.grad(fn, x)
+    expected = ys.simplegrad(fn, x)(x)
+    assert value == expected[0]
+    np.testing.assert_array_equal(dx, expected[1])
+
+
+def transposed(x, w):
+    t = x.T * 2.0  # NumPy lays it out in F order, as x.T
+    u = t + 1.0
+    v = np.exp(t)
+    return np.sum(np.ravel(u, order="K") * w) + np.sum(v * v)
+
+
+def test_work_arrays_keep_numpy_s_memory_order(rng):
+    """A C-ordered work array for an F-ordered result would change what an
+    order-dependent read sees, and the order a sum adds in."""
+    x, w = rng.normal(size=(200, 100)), rng.normal(size=20_000)
+    value, g = ys.grad(transposed, x, w)
+    assert value == transposed(x, w)
+    for got, want in zip(g, ys.simplegrad(transposed, x, w)(x, w)[1:]):
+        np.testing.assert_array_equal(got, want)
+
+
+def diff_of_nothing(x, y):
+    t = np.exp(x)
+    d = np.diff(t, n=0)  # t itself
+    u = np.sin(y) * 2.0
+    return np.sum(d * u)
+
+
+def test_a_value_that_is_its_operand_keeps_the_operand_alive(rng):
+    x, y = rng.normal(size=40_000), rng.normal(size=40_000)
+    value, g = ys.grad(diff_of_nothing, x, y, wrt=1)
+    assert value == diff_of_nothing(x, y)
+    np.testing.assert_array_equal(g[1], ys.simplegrad(diff_of_nothing, x, y, wrt=1)(x, y)[2])
+
+
+_depth = []
+
+
+def step_asking_for_its_users_gradient(x):
+    if not _depth:  # the first call: while the primal using it is traced
+        _depth.append(1)
+        try:
+            ys.grad(uses_the_step, x * 0.5)
+        finally:
+            _depth.pop()
+    return np.tanh(x)
+
+
+ys.diffrule(step_asking_for_its_users_gradient, "x", "dy * (1 - y * y)")
+
+
+def uses_the_step(x):
+    return np.sum(step_asking_for_its_users_gradient(x * 2.0) * x)
+
+
+def test_a_gradient_asked_for_while_it_is_generated_is_refused(rng):
+    """It would trace the function again without end (it hung, waiting for itself)."""
+    with pytest.raises(RecursionError, match="while its gradient for these arguments"):
+        ys.grad(uses_the_step, rng.normal(size=3))

@@ -237,18 +237,38 @@ def grad(f: Callable, *args, dynamic: bool = False, wrt=None, loops: str = "roll
     compiled, result = _from_cache(key, full_args, dynamic, tried)
     if compiled is None:
         with _cache.lock:
-            building = _building.setdefault(key, threading.Lock())
+            building = _building.setdefault(key, threading.RLock())
         with building:  # concurrent first calls: one traces, the others use its result
             compiled, result = _from_cache(key, full_args, dynamic, tried)
             if compiled is None:
-                compiled = _build(fn, full_args, wrt_args, loops, work_arrays=True,
-                                  has_aux=has_aux)
-                result = compiled.function(*full_args)
-                with _cache.lock:
+                compiled = _build_once(key, fn, full_args, wrt_args, loops, has_aux)
+                with _cache.lock:  # first: a rule the code calls may ask for it again
                     _cache.variants.setdefault(key, []).append(compiled)
+                result = compiled.function(*full_args)
     if variants is None and options[1] is not _NO_KEY:
         _cache.remember(fn, options, full_args, key)
     return result[0], GradientResult(result[n_bound + 1:], compiled)
+
+
+_tracing = threading.local()  # the cache keys this thread is generating code for
+
+
+def _build_once(key, fn: Callable, args: tuple, wrt_args, loops: str, has_aux: bool):
+    """`_build` for ys.grad, refusing a request for the very gradient being
+    generated (a rule that calls ys.grad of the function it is used in runs
+    while that function is traced), which would trace it again without end."""
+    keys = _tracing.__dict__.setdefault("keys", set())
+    if key in keys:
+        raise RecursionError(
+            f"ys.grad({display_name(fn)}, ...) was called while its gradient for these "
+            "arguments was being generated (from a rule or a function it calls): call it "
+            "once before, so that the code is ready, or differentiate a function that does "
+            "not call itself this way")
+    keys.add(key)
+    try:
+        return _build(fn, args, wrt_args, loops, work_arrays=True, has_aux=has_aux)
+    finally:
+        keys.discard(key)
 
 
 _NO_KEY = object()

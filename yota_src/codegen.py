@@ -233,6 +233,7 @@ class _Writer:
             lines += ["# Raised when called outside the specialisation above; "
                       f"{'both are' if len(self.errors_used) > 1 else 'it is'} ValueError.",
                       f"{names} = ValueError", ""]
+        work = self.work_helper() if self.work_slots else []  # first: it names dtypes
         if self.guard_dtypes:
             lines += ["# The dtypes the guards compare with, made once.",
                       *(f"{name} = {spelled if '(' in spelled else f'np.dtype({spelled})'}"
@@ -244,8 +245,7 @@ class _Writer:
             lines += ["# Objects the arguments held, compared by identity: only the process that",
                       "# generated this module has them, so it cannot be saved and run elsewhere.",
                       *self.identities, ""]
-        if self.work_slots:
-            lines += self.work_helper()
+        lines += work
         if self.unreachable:
             lines += ["# Arrays too large to write here, which no import reaches: only the process",
                       "# that generated this module has them, so it cannot be saved and run",

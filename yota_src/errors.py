@@ -8,6 +8,7 @@ construct, then what to do about it.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 
@@ -29,8 +30,11 @@ class Location:
 
     @property
     def short(self) -> str:
-        """`file.py:12`, the form used in comments and messages."""
-        return f"{os.path.basename(self.filename)}:{self.lineno}"
+        """`file.py:12`, the form used in comments and messages; code yota-src
+        generated in this process (`<yota-src grad_f 1a2b...>`) is `grad_f:12`."""
+        generated = re.fullmatch(r"<yota-src (\w+) [0-9a-f]+>", self.filename)
+        name = generated.group(1) if generated else os.path.basename(self.filename)
+        return f"{name}:{self.lineno}"
 
     def excerpt(self) -> str:
         """The source line with a caret under the construct, if known."""

@@ -28,7 +28,17 @@ from dataclasses import replace
 import gast
 import numpy as np
 
-from . import contexts, counts, distributions, nested, operators, primitives, rules, trace_roll
+from . import (
+    contexts,
+    counts,
+    distributions,
+    nested,
+    nesting,
+    operators,
+    primitives,
+    rules,
+    trace_roll,
+)
 from .builtin_calls import builtin_handler
 from .errors import (
     Location,
@@ -279,6 +289,9 @@ def _yields(node) -> bool:
     return known[1]
 
 
+GENERATED = "yota_src_generated."  # the module name of code loaded in-process (loader.py)
+
+
 def _module_of(value) -> str:
     """`value.__module__` where it is a name (on some C types, before Python
     3.11, it is the descriptor of their instances' attribute)."""
@@ -420,7 +433,8 @@ class Unroller(Recorder):
             module = namespace.get("__name__", "?")
             self.depend(("global", id(namespace), name), f"global {name} of {module}",
                         lambda: namespace.get(name, MISSING),
-                        value if origin is GLOBAL else MISSING, namespace, name)
+                        value if origin is GLOBAL else MISSING, namespace, name,
+                        listed=not module.startswith(GENERATED))  # nesting.py: our constants
             path = (module, ((ATTR, name),)) if origin is GLOBAL else None
             return self.outside_value(value, name, path)
         cell = origin
@@ -913,6 +927,10 @@ class Unroller(Recorder):
                 return self.primitive(fn, args, kwargs)
             except NotCarried:  # make_vjp(y, x) gives a closure: unrolled, like user code
                 return self.inline_function(fn, args, kwargs, node, frame)
+        if _own_api(fn) and self.user_code:
+            result = nesting.call(self, fn, args, kwargs, node, frame)
+            if result is not NotImplemented:
+                return result
         if _own_api(fn):
             raise UnsupportedSyntaxError(
                 f"{getattr(fn, '__name__', type(fn).__name__)}() of yota-src inside a "
@@ -1116,6 +1134,15 @@ class Unroller(Recorder):
                 return x  # copy=False and nothing to cast: the very array, as in NumPy
             return self.primitive(primitives.astype, (x,) + tuple(args), kwargs)
         if name == "item":
+            if kwargs or not all(type(arg) is int for arg in args):
+                raise UnsupportedSyntaxError(
+                    "x.item() with other than int positions", self.location_of(node, frame),
+                    hint="Index the array (x[i, j]) and call .item() on the element.")
+            if len(args) == 1 and np.ndim(x.value) != 1:  # a position in the flattened array
+                x = self.primitive(np.ravel, (x,), {})
+            if args:  # `x.item(i)`, as generated code reads elements (passes/scalars.py)
+                x = self.primitive(operator.getitem, (x, args if len(args) > 1 else args[0]),
+                                   {})
             return self.primitive(primitives.item, (x,), {})
         if name == "tolist":
             if np.issubdtype(x.op.dtype, np.inexact):  # each element keeps its gradient

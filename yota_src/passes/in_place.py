@@ -17,7 +17,7 @@ import operator
 import numpy as np
 
 from ..tape import Call, Guard, Op, Tape, iter_refs, readers
-from .outputs import _NEW_RESULTS
+from .outputs import new_result
 from .rewrite import rewrite
 
 MIN_BYTES = 1 << 17
@@ -79,7 +79,7 @@ def _fresh(op, targets: dict) -> bool:
         return True
     return not op.kwargs and (isinstance(op.fn, np.ufunc) or op.fn in _UFUNCS
                               or op.fn in (operator.matmul, operator.pow)
-                              or op.fn in _NEW_RESULTS)
+                              or new_result(op))
 
 
 def _same_type(buffer, op: Op) -> bool:

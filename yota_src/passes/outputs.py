@@ -50,7 +50,15 @@ def _fresh(op: Call) -> bool:
     if op.fn is primitives.astype:  # a copy unless asked not to be one (`copy=False`)
         copy = op.kwargs.get("copy", op.args[5] if len(op.args) > 5 else True)
         return copy is not False
-    return primitives.returns_new_array(op.fn) or op.fn in _NEW_RESULTS
+    return primitives.returns_new_array(op.fn) or new_result(op)
+
+
+def new_result(op: Call) -> bool:
+    """`op` is a call of one of _NEW_RESULTS that makes a new array: but
+    `np.diff(a, n=0)`, which gives `a` itself."""
+    if op.fn is np.diff:
+        return op.kwargs.get("n", op.args[1] if len(op.args) > 1 else 1) != 0
+    return op.fn in _NEW_RESULTS
 
 
 def own_outputs(tape: Tape) -> Tape:

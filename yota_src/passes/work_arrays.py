@@ -24,9 +24,9 @@ import operator
 import numpy as np
 
 from .. import primitives
-from ..tape import Call, Guard, Op, Tape, readers
+from ..tape import Call, Guard, Op, Tape, operands, readers
 from . import in_place
-from .outputs import _NEW_RESULTS
+from .outputs import new_result
 from .rewrite import rewrite
 
 MIN_BYTES = in_place.MIN_BYTES
@@ -42,8 +42,9 @@ def use_work_arrays(tape: Tape) -> Tape:
     position = {op: index for index, op in enumerate(tape.ops)}
     slots: list[list] = []  # [shape, dtype, position after which it is free]
     placed: dict[Op, int] = {}  # op -> its work array
+    c_ordered = _c_ordered(tape.ops)
     for op in tape.ops:
-        if _ufunc(op) is None or not _large(op):
+        if _ufunc(op) is None or not _large(op) or op not in c_ordered:
             continue
         end = _last_use(op, users, position)
         if end is None:
@@ -77,6 +78,31 @@ def _ufunc(op):
     return None
 
 
+_ALWAYS_C = (operator.matmul, np.matmul, np.dot, np.outer)
+
+
+def _c_ordered(ops: list) -> set:
+    """Ops whose arrays NumPy lays out in C order whatever the arguments'
+    layout, the only ones a work array (C order) may take: a work array of
+    another layout than NumPy's would change the order `x.sum()` adds in,
+    and the bits, or what an order-dependent read (`ravel(order='K')`) sees.
+    An elementwise result takes its operands' layout, so it is in C order
+    where they are; an argument is known to be only where it has one axis."""
+    known: set = set()
+    for op in ops:
+        if op.shape is not None and len(op.shape) <= 1:
+            known.add(op)
+        elif isinstance(op, Call) and op.fn in _ALWAYS_C:
+            known.add(op)
+        elif isinstance(op, Call) and isinstance(op.kwargs.get("out"), Op):
+            if op.kwargs["out"] in known:
+                known.add(op)
+        elif isinstance(op, Call) and (_ufunc(op) is not None or new_result(op)) and all(
+                each in known for each in operands(op) if each.shape):
+            known.add(op)
+    return known
+
+
 def _large(op: Op) -> bool:
     return bool(op.shape) and op.dtype is not None and \
         np.prod(op.shape) * np.dtype(op.dtype).itemsize >= MIN_BYTES
@@ -107,7 +133,7 @@ def _reads_only(reader: Op) -> bool:
     if not isinstance(reader, Call) or reader.fn in primitives.INDEX_STORES:
         return False
     return isinstance(reader.fn, np.ufunc) or reader.fn in _UFUNCS \
-        or reader.fn in operator_reads or reader.fn in _NEW_RESULTS
+        or reader.fn in operator_reads or new_result(reader)
 
 
 operator_reads = {operator.floordiv, operator.mod, operator.eq, operator.ne, operator.lt,

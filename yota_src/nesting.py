@@ -1,0 +1,98 @@
+"""Derivatives inside a function that is itself differentiated.
+
+`ys.grad(inner, w)` called in `outer`, a `GradFunction` or a vjp pullback
+called there: the inner derivative is generated for the example values the
+trace has at that point, and its generated code (plain NumPy, registered
+with its source) is unrolled into the outer trace like any helper of the
+user's, so the outer derivative differentiates it again and its module holds
+the inner gradient's code inlined, with no import of yota_src. The inner
+code's guards hold at the outer example (it was generated there), its
+decisions on data become the outer code's guards, and what the inner trace
+read from outside (globals, closure cells) is part of the outer
+specialisation.
+"""
+
+from __future__ import annotations
+
+import copy
+import types
+
+from .errors import UnsupportedSyntaxError
+from .structs import kind_of
+from .traced import Traced
+
+
+def call(unroller, fn, args: tuple, kwargs: dict, node, frame):
+    """The traced result of one of yota-src's own functions called while
+    unrolling, or NotImplemented where it has no meaning inside a trace."""
+    from . import api
+    from .unroll import UserFunction
+
+    if fn in (api.grad, api.simplegrad, api.vjp) and args and isinstance(args[0], UserFunction):
+        raise UnsupportedSyntaxError(
+            f"ys.{fn.__name__}() of a function defined inside the function being differentiated",
+            unroller.location_of(node, frame),
+            hint=f"Define {args[0].__name__} outside it (at module level), taking what it "
+                 "reads from the outer function as arguments.")
+    if fn is api.grad:
+        f, *rest = args
+        options = {key: value for key, value in kwargs.items() if key != "dynamic"}
+        inner = api.simplegrad(f, *_concrete(tuple(rest)), **options)
+        value, *gradients = _inline(unroller, inner, tuple(rest), node, frame)
+        return value, tuple(gradients)
+    if fn is api.simplegrad:
+        f, *rest = args
+        return api.simplegrad(f, *_concrete(tuple(rest)), **kwargs)
+    if fn is api.vjp:
+        f, *rest = args
+        _, pullback = api.vjp(f, *_concrete(tuple(rest)), **kwargs)
+        value = unroller.inline_function(f, tuple(rest), {}, node, frame)
+        pullback._traced_args = tuple(rest)
+        return value, pullback
+    if isinstance(fn, api.Pullback):
+        if kwargs or len(args) != 1:
+            return NotImplemented
+        primal = getattr(fn, "_traced_args", None)
+        bound = fn._bound if primal is None else fn._bound[:fn._n_bound] + primal
+        _, *gradients = _inline(unroller, fn, bound + tuple(args), node, frame, bound=())
+        return tuple(gradients[fn._n_bound:])
+    if isinstance(fn, api.GradFunction):
+        if kwargs:
+            return NotImplemented
+        value, *gradients = _inline(unroller, fn, tuple(args), node, frame)
+        return (value, *gradients)
+    return NotImplemented
+
+
+def _inline(unroller, inner, args: tuple, node, frame, bound=None):
+    """The generated code of `inner` unrolled on `bound + args` (its bound
+    arguments first), the gradients of bound arguments dropped."""
+    bound = inner._bound if bound is None else bound
+    if not inner._fresh():
+        from .specialisation import first_stale
+        stale = first_stale(inner._dependencies)
+        raise ValueError(f"{inner.__name__} was generated when {stale.what} was {stale.shown}; "
+                         "it has changed since. Generate it again.")
+    for index, dependency in enumerate(inner._dependencies):  # the outer code folds them too
+        unroller.dependencies.setdefault(("inner", id(inner), index), dependency)
+    value, *gradients = unroller.inline_function(inner._function, bound + args, {}, node, frame)
+    return (value, *gradients[len(bound):]) if bound is inner._bound else (value, *gradients)
+
+
+def _concrete(value):
+    """The example values inside arguments that hold traced ones, objects
+    of the user's copied with their fields' values."""
+    if isinstance(value, Traced):
+        return value.value
+    if type(value) in (tuple, list):
+        return type(value)(_concrete(item) for item in value)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return type(value)._make(_concrete(item) for item in value)
+    if type(value) is dict:
+        return {key: _concrete(item) for key, item in value.items()}
+    if isinstance(value, (type, types.ModuleType, types.FunctionType)) \
+            or not hasattr(value, "__dict__") or kind_of(value) != "struct":
+        return value
+    clone = copy.copy(value)
+    clone.__dict__.update({key: _concrete(item) for key, item in vars(value).items()})
+    return clone
