@@ -198,3 +198,21 @@ def runge_kutta(y0, k):
 def test_the_alternative_is_differentiated():
     ys.check_grad(runge_kutta, np.array([1.0, 2.0]), 0.5)
     assert np.isclose(runge_kutta(np.array([1.0, 2.0]), 0.5), 3.0 * np.exp(-0.5), rtol=1e-4)
+
+
+TRIANGLE_B = np.array([0.3, -1.2, 0.8, 2.0])
+
+
+def triangle_only(a):
+    return np.sum(scipy.linalg.solve_triangular(a, TRIANGLE_B, trans="T") ** 2)
+
+
+def sylvester_a_only(a):
+    return np.sum(scipy.linalg.solve_sylvester(a, np.eye(4) * 2.0, np.ones((4, 4))) ** 2)
+
+
+@pytest.mark.parametrize("fn", [triangle_only, sylvester_a_only])
+def test_a_rule_whose_gradients_read_each_other_with_one_argument_differentiated(fn, rng):
+    """The template computes da from db: db is computed though b needs none."""
+    a = np.triu(rng.normal(size=(4, 4))) + 4 * np.eye(4)
+    ys.check_grad(fn, a)

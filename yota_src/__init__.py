@@ -7,8 +7,13 @@ from .api import (
     GradientResult,
     Pullback,
     check_grad,
+    derivative,
     diffrule,
     grad,
+    hessian,
+    hvp,
+    jacobian,
+    jvp,
     simplegrad,
     trace,
     update,
@@ -21,5 +26,6 @@ Tape.compiler = staticmethod(codegen.compile_forward)  # the pipeline's last sta
 
 __version__ = "0.1.0"
 
-__all__ = ["grad", "simplegrad", "vjp", "trace", "update", "check_grad", "diffrule", "nodiff",
-           "errors", "GradientResult", "GradFunction", "Pullback", "Tape"]
+__all__ = ["grad", "simplegrad", "vjp", "jvp", "hvp", "hessian", "jacobian", "derivative",
+           "trace", "update", "check_grad", "diffrule", "nodiff", "errors", "GradientResult",
+           "GradFunction", "Pullback", "Tape"]

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from . import codegen, cotangents, counts, loader, passes, rules
+from . import codegen, cotangents, counts, loader, passes, rules, transforms
 from .adjoint import differentiate
 from .cache import GradientCache
 from .errors import ControlFlowChanged, NoDiffRuleError, SignatureMismatch, SourceUnavailableError
@@ -192,6 +192,117 @@ def vjp(f: Callable, *args, wrt=None, loops: str = "roll", **keywords) -> tuple[
     compiled = _build(fn, full_args, _wrt_indices(wrt, len(args), n_bound, fn, full_args),
                       _loops_option(loops), pullback=True)
     return compiled.value, Pullback(compiled, full_args, n_bound)
+
+
+def hvp(f: Callable, x, v, loops: str = "roll"):
+    """The Hessian of the scalar `f` at `x` times `v` (an array or float like
+    `x`), without forming the Hessian: the gradient of `sum(grad(f)(x) * v)`.
+    Raises NoDiffRuleError naming a primitive whose template is not itself
+    differentiable. `ys.derivative(f, x, v, transform="hvp")` gives the code."""
+    return derivative(f, x, v, transform="hvp", loops=loops)(x, v)
+
+
+def hessian(f: Callable, x, loops: str = "roll") -> np.ndarray:
+    """The dense Hessian of the scalar `f` at the array or float `x`, of shape
+    `x.shape + x.shape`: one generated Hessian-vector product, run on each
+    unit vector (for small sizes, as autograd and JAX do)."""
+    product = derivative(f, x, x, transform="hvp", loops=loops)
+    return _stacked([product(x, unit) for unit in _units(x)], np.shape(x), np.shape(x))
+
+
+def jvp(f: Callable, args, tangents, loops: str = "roll") -> tuple[Any, Any]:
+    """`(value, tangent_out)`: `f(*args)` and its Jacobian times `tangents`
+    (one array or float per float argument of `f`, in order; a tuple of them).
+    Forward mode by transposing the pullback (transforms.py): exact, from the
+    adjoint templates. `ys.derivative(f, *args, *tangents, transform="jvp")`
+    gives the code."""
+    args, tangents = tuple(args), tuple(tangents)
+    return derivative(f, *args, *tangents, transform="jvp", loops=loops)(*args, *tangents)
+
+
+def jacobian(f: Callable, x, mode: str = "auto", loops: str = "roll") -> np.ndarray:
+    """The dense Jacobian of `f` (array or float valued) at the array or float
+    `x`, of shape `value.shape + x.shape`: by rows from one pullback
+    (`mode="rev"`), by columns from one Jacobian-vector product (`"fwd"`), or
+    whichever runs fewer times (`"auto"`). Both are exact and agree."""
+    if mode not in ("auto", "rev", "fwd"):
+        raise ValueError(f"mode={mode!r}: use \"rev\", \"fwd\" or \"auto\"")
+    value, pullback = vjp(f, x, loops=loops)
+    if not isinstance(value, (np.ndarray, float, np.floating)):
+        raise ValueError(f"ys.jacobian needs f to return one array or float; it returned a "
+                         f"{type(value).__name__} (use ys.vjp for structured values)")
+    if mode == "auto":
+        mode = "rev" if np.size(value) <= np.size(x) else "fwd"
+    if mode == "rev":
+        rows = [pullback(unit if isinstance(value, np.ndarray) else float(unit))[0]
+                for unit in _units(value)]
+        return _stacked(rows, np.shape(value), np.shape(x))
+    product = derivative(f, x, x, transform="jvp", loops=loops)
+    columns = [np.asarray(product(x, unit)[1]) for unit in _units(x)]
+    jac = _stacked(columns, np.shape(x), np.shape(value))  # x.shape + value.shape
+    n_in = np.ndim(x)
+    return np.transpose(jac, tuple(range(n_in, jac.ndim)) + tuple(range(n_in)))
+
+
+def _units(x):
+    """Each unit vector of x's shape and dtype (a float for a float)."""
+    size = np.size(x)
+    for index in range(size):
+        unit = np.zeros(size, dtype=np.result_type(x, np.float64) if not isinstance(
+            x, np.ndarray) else x.dtype)
+        unit[index] = 1
+        yield unit.reshape(np.shape(x)) if isinstance(x, np.ndarray) else float(unit[0])
+
+
+def _stacked(items: list, outer: tuple, inner: tuple) -> np.ndarray:
+    return np.asarray(items, dtype=np.result_type(*items) if items else float).reshape(
+        outer + inner)
+
+
+def derivative(f: Callable, *args, transform: str = "grad", wrt=None,
+               loops: str = "roll") -> GradFunction:
+    """The generated code of a derivative of `f`, with `.source` and
+    `.save(path)` like `simplegrad`:
+
+    - `"grad"`: `simplegrad(f, *args, wrt=wrt)`;
+    - `"hvp"`: `args` are `(x, v)`; `hvp_<name>(x, v)` returns `H v`;
+    - `"jvp"`: `args` are f's arguments, then one tangent per float argument;
+      `jvp_<name>(*args, *tangents)` returns `(value, tangent_out)`.
+
+    Raises NoDiffRuleError where a template on the way is not differentiable
+    (second order), ValueError for arguments that do not fit the transform."""
+    if transform == "grad":
+        return simplegrad(f, *args, wrt=wrt, loops=loops)
+    if transform not in ("hvp", "jvp"):
+        raise ValueError(f"transform={transform!r}: use \"grad\", \"hvp\" or \"jvp\" "
+                         "(ys.vjp gives the vector-Jacobian product)")
+    if wrt is not None:
+        raise ValueError(f"wrt is for transform=\"grad\"; {transform} takes the arguments "
+                         "it differentiates")
+    fn, full_args, n_bound = _target(f, args)
+    if n_bound or not isinstance(fn, types.FunctionType):
+        raise TypeError(f"ys.derivative(transform={transform!r}) takes a plain function "
+                        f"(def or lambda) of the user's; got {display_name(f)}")
+    params = _parameter_names(fn, _named_positional(fn))
+    if transform == "hvp":
+        if len(args) != 2:
+            raise TypeError("transform=\"hvp\" takes (x, v): the point and the vector")
+        wrapper = transforms.hvp_wrapper(fn, params[0] if params else "x")
+        compiled = _build(wrapper, args, frozenset({0}), _loops_option(loops), kind="hvp")
+        return GradFunction(compiled)
+    floats = [index for index, arg in enumerate(args[:len(params)])
+              if isinstance(arg, (float, np.floating)) or (
+                  isinstance(arg, np.ndarray) and np.issubdtype(arg.dtype, np.floating))]
+    primals = args[:len(args) - len(floats)]
+    if len(primals) != len(params) or not floats:
+        raise TypeError(f"transform=\"jvp\" takes f's {len(params)} arguments, then one "
+                        "tangent per float argument among them")
+    value = vjp(fn, *primals, loops=loops)[0]
+    wrapper = transforms.jvp_wrapper(fn, params, floats)
+    cotangent = np.ones_like(value) if isinstance(value, np.ndarray) else 1.0
+    compiled = _build(wrapper, (*args, cotangent), frozenset({len(args)}), _loops_option(loops),
+                      kind="jvp")
+    return GradFunction(compiled)
 
 
 _cache = GradientCache()
@@ -696,9 +807,12 @@ def _loops_option(loops) -> str:
 
 def _build(fn: Callable, args: tuple, wrt_args: frozenset, loops: str = "roll",
            work_arrays: bool = False, has_aux: bool = False,
-           pullback: bool = False) -> _Compiled:
+           pullback: bool = False, kind: str = "gradient") -> _Compiled:
     """Trace, differentiate, optimise and load: the gradient (`pullback`: the
-    vector-Jacobian product, taking a cotangent as its last argument)."""
+    vector-Jacobian product, taking a cotangent as its last argument; `kind`
+    "hvp" or "jvp": a transform's wrapper, transforms.py, whose one
+    differentiated argument's gradient is the result)."""
+    has_aux = has_aux or kind == "jvp"
     with _errors_at_user_lines():
         unroller, value, signature = _unroll(fn, args, loops=loops)
         if pullback:
@@ -718,10 +832,14 @@ def _build(fn: Callable, args: tuple, wrt_args: frozenset, loops: str = "roll",
         forward = optimize_forward(recorded, loops)
         tape = differentiate(forward, unroller.values, wrt_args, unroller.input_names, has_aux,
                              pullback)
+        if kind in ("hvp", "jvp"):
+            tape = transforms.result_only(tape, kind, min(wrt_args))
         if passes.VERIFY:
             tape.verify()
     tape = optimize(tape, work_arrays)
-    kind = "vjp" if pullback else "gradient"
+    if kind == "jvp":
+        tape = transforms.without_cotangent(tape)
+    kind = "vjp" if pullback else kind
     source, constants = codegen.generate(tape, kind)
     function = loader.load(source, codegen.function_name(tape, kind), constants)
     passed = _generators_in(args)

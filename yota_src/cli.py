@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import copy
 import importlib.util
 import inspect
 import os
@@ -21,6 +22,8 @@ import tokenize
 import traceback
 import types
 from collections.abc import Sequence
+
+import numpy as np
 
 from . import __version__, api, loader
 from .errors import YotaError
@@ -92,12 +95,38 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--has-aux", action="store_true",
                      help="FUNC returns (loss, aux): differentiate the loss, and return "
                           "((loss, aux), gradients...)")
+    gen.add_argument("--transform", choices=("grad", "vjp", "jvp", "hvp"), default="grad",
+                     help="what to write: the gradient (default); the vector-Jacobian product "
+                          "vjp_FUNC(..., dout); the Jacobian-vector product jvp_FUNC(..., "
+                          "tangents...); the Hessian-vector product hvp_FUNC(x, v)")
     gen.add_argument("--check", action="store_true",
                      help="write nothing; exit 1 if OUT.py is not what gen would write now")
     trace = commands.add_parser("trace", help="print the tape of FILE.py:FUNC")
     trace.add_argument("target", metavar="FILE.py:FUNC")
     trace.add_argument("--args", required=True, metavar="FILE.py:NAME")
     return parser
+
+
+def _generated(fn, args: tuple, wrt, options) -> api.GradFunction:
+    """The module `gen` writes: the gradient, or the --transform asked for,
+    its extra arguments (v, the tangents, dout) made like the example's."""
+    loops = "unroll" if options.unroll else "roll"
+    transform = getattr(options, "transform", "grad")
+    if transform != "grad" and (wrt is not None or options.has_aux):
+        raise UsageError(f"--transform {transform} takes neither --wrt nor --has-aux")
+    if transform == "grad":
+        return api.simplegrad(fn, *args, wrt=wrt, has_aux=options.has_aux, loops=loops)
+    if transform == "vjp":
+        return api.vjp(fn, *args, loops=loops)[1]
+    if transform == "hvp":
+        if len(args) != 1:
+            raise UsageError(f"--transform hvp differentiates a function of one argument; "
+                             f"--args gives {len(args)}")
+        return api.derivative(fn, args[0], copy.deepcopy(args[0]), transform="hvp",
+                              loops=loops)
+    tangents = [copy.deepcopy(arg) for arg in args if isinstance(arg, float) or (
+        isinstance(arg, np.ndarray) and np.issubdtype(arg.dtype, np.floating))]
+    return api.derivative(fn, *args, *tangents, transform="jvp", loops=loops)
 
 
 def _wrt_list(text: str | None) -> list | None:
@@ -161,8 +190,7 @@ def _run(options) -> tuple[int, str]:
         if options.command == "trace":
             _, tape = api.trace(fn, *args)
         else:
-            gradient = api.simplegrad(fn, *args, wrt=wrt, has_aux=options.has_aux,
-                                      loops="unroll" if options.unroll else "roll")
+            gradient = _generated(fn, args, wrt, options)
     if options.command == "trace":
         return 0, f"{tape}\n"
     if output:
@@ -177,7 +205,9 @@ def _run(options) -> tuple[int, str]:
             current = None
         if current != source:
             chosen = (f" --wrt {options.wrt}" if options.wrt else "") + \
-                (" --unroll" if options.unroll else "") + (" --has-aux" if options.has_aux else "")
+                (" --unroll" if options.unroll else "") + \
+                (" --has-aux" if options.has_aux else "") + \
+                (f" --transform {options.transform}" if options.transform != "grad" else "")
             print(f"yota-src: {output} is stale: regenerate it with "
                   f"`yota-src gen {options.target} --args {options.args}{chosen} -o {output}`",
                   file=sys.stderr)

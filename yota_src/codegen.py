@@ -76,8 +76,10 @@ LINE_LIMIT = 100  # columns: longer statements are written over several lines
 # from its module by name at each call (`outside_read`).
 LITERAL_LIMIT = 256
 # names the code reads without taking them: modules, and the errors it raises
-_PREFIXES = {"gradient": "grad", "vjp": "vjp"}  # kinds of derivative module: their functions
-_WHAT = {"gradient": "Gradient", "vjp": "Vector-Jacobian product", "forward": "Forward pass"}
+# the kinds of derivative module, and the prefix of their function's name
+_PREFIXES = {"gradient": "grad", "vjp": "vjp", "hvp": "hvp", "jvp": "jvp"}
+_WHAT = {"gradient": "Gradient", "vjp": "Vector-Jacobian product", "forward": "Forward pass",
+         "hvp": "Hessian-vector product", "jvp": "Jacobian-vector product"}
 _RESERVED = frozenset({"np", "math", "SignatureMismatch", "ControlFlowChanged"})
 
 
@@ -810,6 +812,11 @@ class _Writer:
         output = self.tape.output
         if self.kind == "forward":
             return [f"return {ast.unparse(self.literal(output))}"]
+        if self.kind == "hvp":
+            return [f"return {ast.unparse(self.literal(output[1]))}"]
+        if self.kind == "jvp":
+            return [f"return {ast.unparse(self.literal(output[0]))}, "
+                    f"{ast.unparse(self.literal(output[1]))}"]
         lines = [f"{self.spare}.append({self.work})"] if self.work_slots else []
         parts = [ast.unparse(self.literal(output[0]))]
         for index, grad in enumerate(output[1:]):

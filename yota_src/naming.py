@@ -110,6 +110,10 @@ def _output_names(tape: Tape, kind: str, params: list[str]) -> dict[Op, str]:
         names[value] = result
     if kind == "forward":
         return names
+    if kind in ("hvp", "jvp"):  # transforms.py: the one result, named for what it is
+        if isinstance(output[1], Call) and not named(output[1]) and output[1] in backward:
+            names[output[1]] = kind
+        return names
     for index, grad in enumerate(output[1:]):
         param = params[index]
         pairs = grad.items() if isinstance(grad, dict) else [((), grad)]

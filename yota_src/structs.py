@@ -349,6 +349,14 @@ class Signature:
     def leaf_expression(self, index: int, path: tuple) -> str:
         return path_expression(self.params[index], path)
 
+    def dropping_last(self) -> Signature:
+        """This signature without its last positional parameter."""
+        index = len(self.params) - 1
+        return dataclasses.replace(
+            self, params=self.params[:index], leaves=self.leaves[:index],
+            structs=self.structs[:index],
+            containers=[node for node in self.containers if node.index != index])
+
     def with_argument(self, name: str, arg) -> Signature:
         """This signature with one more positional parameter, `name`, taking
         arguments like `arg` (a pullback's cotangent: vjp)."""

@@ -409,7 +409,8 @@ class Unroller(Recorder):
             return []
         frame = Frame(source, {first.name: dy, second.name: y, **bound.arguments},
                       None, closure_cells(template), template.__globals__)
-        skipped = {f"d{p.name}" for p in rest} - {f"d{name}" for name in needed}
+        skipped = {f"d{p.name}" for p in rest} - {f"d{name}" for name in needed} \
+            - _names_read(source.node)  # `da = f(db)` needs db even where b needs none
         loc = contexts.gradient_location(loc)  # under the primal's error handling
         assert not self.user_code, "templates run on an Unroller(templates=True)"
         saved = self.loc, self.native
@@ -2240,6 +2241,11 @@ def rewind(random_states: dict) -> None:
             generator.setstate(state)
         else:
             generator.bit_generator.state = state
+
+
+def _names_read(node) -> set:
+    return {each.id for each in gast.walk(node)
+            if isinstance(each, gast.Name) and isinstance(each.ctx, gast.Load)}
 
 
 def _assigned_names(stmt: gast.Assign) -> set:

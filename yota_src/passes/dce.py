@@ -7,7 +7,7 @@ generated code must consume random numbers as the function does. Output
 from __future__ import annotations
 
 from ..primitives import has_effect
-from ..tape import Call, Guard, Tape, iter_refs, operands
+from ..tape import Call, Guard, Op, Tape, iter_refs, operands
 
 
 def live_ops(tape: Tape) -> set:
@@ -25,6 +25,8 @@ def eliminate_dead_code(tape: Tape) -> Tape:
     live = live_ops(tape)
     ops = [op for op in tape.ops if op in live]
     n_forward = sum(1 for op in tape.ops[: tape.n_forward] if op in live)
-    labels = {op: label for op, label in tape.labels.items() if op in live}
+    dead = set(tape.ops) - live
+    labels = {op: label for op, label in tape.labels.items()  # "the gradient of" a dead op: none
+              if op in live and not (isinstance(label, Op) and label in dead)}
     origins = {op: origin for op, origin in tape.origins.items() if op in live}
     return tape.replace(ops=ops, n_forward=n_forward, labels=labels, origins=origins)
