@@ -73,7 +73,7 @@ def needs_rule(fn) -> bool:
 
 
 def lacking_rules() -> dict[str, set]:
-    """Primitive -> the functions without a rule its template's code calls."""
+    """Primitive -> the functions without a rule its built-in template's code calls."""
     for module in rules.OPTIONAL_FAMILIES:
         try:
             importlib.import_module(module)
@@ -82,6 +82,8 @@ def lacking_rules() -> dict[str, set]:
     templates, _ = rules.registered()
     missing: dict[str, set] = {}
     for primitive, template in templates.items():
+        if not getattr(template, "__module__", "").startswith("yota_src.templates"):
+            continue  # a user's rule (ys.diffrule): theirs to keep differentiable
         lacking = {display_name(fn) for fn in callees(template, set()) if needs_rule(fn)}
         if lacking:
             missing[display_name(primitive)] = lacking
