@@ -203,3 +203,45 @@ def test_every_template_is_differentiable_again():
     from second_order_audit import lacking_rules
 
     assert lacking_rules() == {}
+
+
+# --- found by a hostile tester ------------------------------------------------------
+
+def squares(x):
+    return np.sum(x ** 2)
+
+
+def quartic(a):
+    return a ** 4
+
+
+def scaled(a, x):
+    return a * x ** 2
+
+
+def test_numpy_scalars_and_float32_values(rng):
+    x32 = np.array([1.0, 2.0], np.float32)
+    (dx,) = ys.vjp(squares, x32)[1](np.float32(1.0))
+    np.testing.assert_array_equal(dx, [2.0, 4.0])
+    np.testing.assert_array_equal(ys.jacobian(squares, x32), [2.0, 4.0])
+    assert ys.hessian(quartic, np.float64(1.5)) == pytest.approx(27.0)
+    assert ys.hessian(quartic, np.float32(1.5)) == pytest.approx(27.0)
+    assert ys.jacobian(lambda a: a * 1.0, np.float64(1.5), mode="fwd") == 1.0
+    _, tangent = ys.jvp(scaled, (np.float32(2.0), np.array([1.0, 2.0])), (1.0, np.ones(2)))
+    np.testing.assert_allclose(tangent, [5.0, 12.0])
+
+
+def two_values(x):
+    return x ** 2, np.sum(x)
+
+
+def test_a_vector_or_tangent_of_another_shape_is_refused(rng):
+    """Broadcast, it would give another product, silently."""
+    x = rng.normal(size=3)
+    for v in (np.ones((3, 1)), np.ones((2, 3)), np.ones(1)):
+        with pytest.raises(ValueError, match=r"shape of its argument, \(3,\)"):
+            ys.hvp(chain, x, v)
+    with pytest.raises(ValueError, match="the tangent of argument 0"):
+        ys.jvp(vector_field, (x, rng.normal(size=(4, 3))), (np.ones((2, 3)), np.ones((4, 3))))
+    with pytest.raises(ValueError, match="needs two_values to return one array or float"):
+        ys.jvp(two_values, (x,), (x,))

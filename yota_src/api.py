@@ -199,7 +199,24 @@ def hvp(f: Callable, x, v, loops: str = "roll"):
     `x`), without forming the Hessian: the gradient of `sum(grad(f)(x) * v)`.
     Raises NoDiffRuleError naming a primitive whose template is not itself
     differentiable. `ys.derivative(f, x, v, transform="hvp")` gives the code."""
+    v = _shaped_like(x, v, "v")
     return derivative(f, x, v, transform="hvp", loops=loops)(x, v)
+
+
+def _shaped_like(arg, tangent, what: str):
+    """`tangent` as a value of `arg`'s type, shape and dtype: a vector for H v
+    or a tangent must be shaped as its argument (broadcasting would give
+    another product), and the generated code is specialised to its type."""
+    if np.shape(tangent) != np.shape(arg) or not isinstance(
+            tangent, (int, float, np.number, np.ndarray)) or np.iscomplexobj(tangent):
+        raise ValueError(f"{what} must be a real array or float of the shape of its argument, "
+                         f"{np.shape(arg)}; got {type(tangent).__name__} of shape "
+                         f"{np.shape(tangent)}")
+    if isinstance(arg, np.ndarray):
+        return np.asarray(tangent, dtype=arg.dtype)
+    if isinstance(arg, np.generic):
+        return arg.dtype.type(tangent)
+    return float(tangent)
 
 
 def hessian(f: Callable, x, loops: str = "roll") -> np.ndarray:
@@ -217,7 +234,18 @@ def jvp(f: Callable, args, tangents, loops: str = "roll") -> tuple[Any, Any]:
     adjoint templates. `ys.derivative(f, *args, *tangents, transform="jvp")`
     gives the code."""
     args, tangents = tuple(args), tuple(tangents)
+    floats = [arg for arg in args if _is_float(arg)]
+    if len(tangents) != len(floats):
+        raise TypeError(f"ys.jvp takes one tangent per float argument ({len(floats)} here); "
+                        f"got {len(tangents)}")
+    tangents = tuple(_shaped_like(arg, tangent, f"the tangent of argument {index}")
+                     for index, (arg, tangent) in enumerate(zip(floats, tangents)))
     return derivative(f, *args, *tangents, transform="jvp", loops=loops)(*args, *tangents)
+
+
+def _is_float(arg) -> bool:
+    return isinstance(arg, (float, np.floating)) or (
+        isinstance(arg, np.ndarray) and np.issubdtype(arg.dtype, np.floating))
 
 
 def jacobian(f: Callable, x, mode: str = "auto", loops: str = "roll") -> np.ndarray:
@@ -234,8 +262,7 @@ def jacobian(f: Callable, x, mode: str = "auto", loops: str = "roll") -> np.ndar
     if mode == "auto":
         mode = "rev" if np.size(value) <= np.size(x) else "fwd"
     if mode == "rev":
-        rows = [pullback(unit if isinstance(value, np.ndarray) else float(unit))[0]
-                for unit in _units(value)]
+        rows = [pullback(unit)[0] for unit in _units(value)]
         return _stacked(rows, np.shape(value), np.shape(x))
     product = derivative(f, x, x, transform="jvp", loops=loops)
     columns = [np.asarray(product(x, unit)[1]) for unit in _units(x)]
@@ -248,10 +275,11 @@ def _units(x):
     """Each unit vector of x's shape and dtype (a float for a float)."""
     size = np.size(x)
     for index in range(size):
-        unit = np.zeros(size, dtype=np.result_type(x, np.float64) if not isinstance(
-            x, np.ndarray) else x.dtype)
+        unit = np.zeros(size, dtype=x.dtype if isinstance(x, (np.ndarray, np.generic))
+                        else np.float64)
         unit[index] = 1
-        yield unit.reshape(np.shape(x)) if isinstance(x, np.ndarray) else float(unit[0])
+        yield unit.reshape(np.shape(x)) if isinstance(x, np.ndarray) else \
+            _shaped_like(x, unit[0], "x")
 
 
 def _stacked(items: list, outer: tuple, inner: tuple) -> np.ndarray:
@@ -290,16 +318,18 @@ def derivative(f: Callable, *args, transform: str = "grad", wrt=None,
         wrapper = transforms.hvp_wrapper(fn, params[0] if params else "x")
         compiled = _build(wrapper, args, frozenset({0}), _loops_option(loops), kind="hvp")
         return GradFunction(compiled)
-    floats = [index for index, arg in enumerate(args[:len(params)])
-              if isinstance(arg, (float, np.floating)) or (
-                  isinstance(arg, np.ndarray) and np.issubdtype(arg.dtype, np.floating))]
+    floats = [index for index, arg in enumerate(args[:len(params)]) if _is_float(arg)]
     primals = args[:len(args) - len(floats)]
     if len(primals) != len(params) or not floats:
         raise TypeError(f"transform=\"jvp\" takes f's {len(params)} arguments, then one "
                         "tangent per float argument among them")
     value = vjp(fn, *primals, loops=loops)[0]
+    if not (isinstance(value, np.ndarray) or _is_float(value)):
+        raise ValueError(f"ys.jvp needs {display_name(f)} to return one array or float; it "
+                         f"returned a {type(value).__name__} (ys.vjp takes structured values)")
     wrapper = transforms.jvp_wrapper(fn, params, floats)
-    cotangent = np.ones_like(value) if isinstance(value, np.ndarray) else 1.0
+    cotangent = np.ones_like(value) if isinstance(value, np.ndarray) else 1.0 \
+        if isinstance(value, float) else value.dtype.type(1.0)
     compiled = _build(wrapper, (*args, cotangent), frozenset({len(args)}), _loops_option(loops),
                       kind="jvp")
     return GradFunction(compiled)

@@ -51,8 +51,10 @@ def _example_cotangent(leaf):
     if not isinstance(leaf, Traced):
         return None
     value = leaf.value
-    if isinstance(value, float):
+    if isinstance(value, float):  # np.float64 too: either is taken
         return 1.0
+    if isinstance(value, np.floating):  # float32, float16: one of its type
+        return value.dtype.type(1.0)
     if isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.floating):
         return np.ones_like(value)
     return None
