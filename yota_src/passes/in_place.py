@@ -63,9 +63,15 @@ def update_in_place(tape: Tape) -> Tape:
 
 def _ufunc(op: Op):
     """The ufunc an elementwise op is, if it can write into an operand."""
+    return ufunc_of(op, _UFUNCS)
+
+
+def ufunc_of(op: Op, spelled: dict):
+    """The ufunc `op` calls, `spelled` mapping operators to theirs, if it can
+    take `out=`: a call without keywords of one with one output."""
     if not isinstance(op, Call) or op.kwargs:
         return None
-    ufunc = _UFUNCS.get(op.fn, op.fn)
+    ufunc = spelled.get(op.fn, op.fn)
     if isinstance(ufunc, np.ufunc) and ufunc.nout == 1 and len(op.args) == ufunc.nin:
         return ufunc
     return None

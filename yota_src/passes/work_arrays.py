@@ -30,9 +30,7 @@ from .outputs import new_result
 from .rewrite import rewrite
 
 MIN_BYTES = in_place.MIN_BYTES
-_UFUNCS = {operator.add: np.add, operator.sub: np.subtract, operator.mul: np.multiply,
-           operator.truediv: np.divide, operator.neg: np.negative, operator.pos: np.positive,
-           operator.matmul: np.matmul}  # not `**`: `a ** 0.5` is np.sqrt, np.power not
+_UFUNCS = {**in_place._UFUNCS, operator.matmul: np.matmul}  # not `**`: `a ** 0.5` is np.sqrt
 
 
 def use_work_arrays(tape: Tape) -> Tape:
@@ -70,12 +68,7 @@ def use_work_arrays(tape: Tape) -> Tape:
 
 def _ufunc(op):
     """The ufunc a new elementwise array or product is made by, if any."""
-    if not isinstance(op, Call) or op.kwargs:
-        return None
-    ufunc = _UFUNCS.get(op.fn, op.fn)
-    if isinstance(ufunc, np.ufunc) and ufunc.nout == 1 and len(op.args) == ufunc.nin:
-        return ufunc
-    return None
+    return in_place.ufunc_of(op, _UFUNCS)
 
 
 _ALWAYS_C = (operator.matmul, np.matmul, np.dot, np.outer)
