@@ -130,11 +130,7 @@ class GradFunction:
     def _run(self, full: tuple):
         """The generated function on all its arguments, once nothing it
         folded from outside has changed and its classes are the very ones."""
-        stale = None if self._fresh() else first_stale(self._dependencies)
-        if stale is not None:
-            raise SignatureMismatch(
-                f"{self.__name__} was generated when {stale.what} was {stale.shown}; it has "
-                "changed since. Generate the gradient again (ys.simplegrad, or `yota-src gen`).")
+        self.require_fresh()
         for index, path, cls, expression in self._classes:
             try:
                 found = type(full[index] if not path else get_path(full[index], path))
@@ -146,6 +142,15 @@ class GradFunction:
                     f"{cls.__module__}.{cls.__qualname__}; this one is another class of the "
                     "same name (redefined or reloaded?). Generate the gradient again.")
         return self._function(*full)
+
+    def require_fresh(self) -> None:
+        """Raise SignatureMismatch where something the code folded from outside
+        its arguments (a global, a closure variable, a default) has changed."""
+        stale = None if self._fresh() else first_stale(self._dependencies)
+        if stale is not None:
+            raise SignatureMismatch(
+                f"{self.__name__} was generated when {stale.what} was {stale.shown}; it has "
+                "changed since. Generate the gradient again (ys.simplegrad, or `yota-src gen`).")
 
     def save(self, path) -> None:
         """Write the module; importing it gives `grad_<name>`, needing only NumPy."""
@@ -234,18 +239,13 @@ def jvp(f: Callable, args, tangents, loops: str = "roll") -> tuple[Any, Any]:
     adjoint templates. `ys.derivative(f, *args, *tangents, transform="jvp")`
     gives the code."""
     args, tangents = tuple(args), tuple(tangents)
-    floats = [arg for arg in args if _is_float(arg)]
+    floats = [arg for arg in args if cotangents.is_float(arg)]
     if len(tangents) != len(floats):
         raise TypeError(f"ys.jvp takes one tangent per float argument ({len(floats)} here); "
                         f"got {len(tangents)}")
     tangents = tuple(_shaped_like(arg, tangent, f"the tangent of argument {index}")
                      for index, (arg, tangent) in enumerate(zip(floats, tangents)))
     return derivative(f, *args, *tangents, transform="jvp", loops=loops)(*args, *tangents)
-
-
-def _is_float(arg) -> bool:
-    return isinstance(arg, (float, np.floating)) or (
-        isinstance(arg, np.ndarray) and np.issubdtype(arg.dtype, np.floating))
 
 
 def jacobian(f: Callable, x, mode: str = "auto", loops: str = "roll") -> np.ndarray:
@@ -256,9 +256,7 @@ def jacobian(f: Callable, x, mode: str = "auto", loops: str = "roll") -> np.ndar
     if mode not in ("auto", "rev", "fwd"):
         raise ValueError(f"mode={mode!r}: use \"rev\", \"fwd\" or \"auto\"")
     value, pullback = vjp(f, x, loops=loops)
-    if not isinstance(value, (np.ndarray, float, np.floating)):
-        raise ValueError(f"ys.jacobian needs f to return one array or float; it returned a "
-                         f"{type(value).__name__} (use ys.vjp for structured values)")
+    _require_single(value, "ys.jacobian needs f")
     if mode == "auto":
         mode = "rev" if np.size(value) <= np.size(x) else "fwd"
     if mode == "rev":
@@ -269,6 +267,13 @@ def jacobian(f: Callable, x, mode: str = "auto", loops: str = "roll") -> np.ndar
     jac = _stacked(columns, np.shape(x), np.shape(value))  # x.shape + value.shape
     n_in = np.ndim(x)
     return np.transpose(jac, tuple(range(n_in, jac.ndim)) + tuple(range(n_in)))
+
+
+def _require_single(value, who: str) -> None:
+    """A Jacobian is of one array or float; vjp takes structured values."""
+    if not isinstance(value, np.ndarray) and not cotangents.is_float(value):
+        raise ValueError(f"{who} to return one array or float; it returned a "
+                         f"{type(value).__name__} (ys.vjp takes structured values)")
 
 
 def _units(x):
@@ -318,20 +323,16 @@ def derivative(f: Callable, *args, transform: str = "grad", wrt=None,
         wrapper = transforms.hvp_wrapper(fn, params[0] if params else "x")
         compiled = _build(wrapper, args, frozenset({0}), _loops_option(loops), kind="hvp")
         return GradFunction(compiled)
-    floats = [index for index, arg in enumerate(args[:len(params)]) if _is_float(arg)]
+    floats = [index for index, arg in enumerate(args[:len(params)]) if cotangents.is_float(arg)]
     primals = args[:len(args) - len(floats)]
     if len(primals) != len(params) or not floats:
         raise TypeError(f"transform=\"jvp\" takes f's {len(params)} arguments, then one "
                         "tangent per float argument among them")
     value = vjp(fn, *primals, loops=loops)[0]
-    if not (isinstance(value, np.ndarray) or _is_float(value)):
-        raise ValueError(f"ys.jvp needs {display_name(f)} to return one array or float; it "
-                         f"returned a {type(value).__name__} (ys.vjp takes structured values)")
+    _require_single(value, f"ys.jvp needs {display_name(f)}")
     wrapper = transforms.jvp_wrapper(fn, params, floats)
-    cotangent = np.ones_like(value) if isinstance(value, np.ndarray) else 1.0 \
-        if isinstance(value, float) else value.dtype.type(1.0)
-    compiled = _build(wrapper, (*args, cotangent), frozenset({len(args)}), _loops_option(loops),
-                      kind="jvp")
+    compiled = _build(wrapper, (*args, cotangents.one_like(value)), frozenset({len(args)}),
+                      _loops_option(loops), kind="jvp")
     return GradFunction(compiled)
 
 

@@ -23,9 +23,7 @@ import traceback
 import types
 from collections.abc import Sequence
 
-import numpy as np
-
-from . import __version__, api, loader
+from . import __version__, api, cotangents, loader
 from .errors import YotaError
 
 
@@ -111,7 +109,7 @@ def _generated(fn, args: tuple, wrt, options) -> api.GradFunction:
     """The module `gen` writes: the gradient, or the --transform asked for,
     its extra arguments (v, the tangents, dout) made like the example's."""
     loops = "unroll" if options.unroll else "roll"
-    transform = getattr(options, "transform", "grad")
+    transform = options.transform
     if transform != "grad" and (wrt is not None or options.has_aux):
         raise UsageError(f"--transform {transform} takes neither --wrt nor --has-aux")
     if transform == "grad":
@@ -124,8 +122,7 @@ def _generated(fn, args: tuple, wrt, options) -> api.GradFunction:
                              f"--args gives {len(args)}")
         return api.derivative(fn, args[0], copy.deepcopy(args[0]), transform="hvp",
                               loops=loops)
-    tangents = [copy.deepcopy(arg) for arg in args if isinstance(arg, float) or (
-        isinstance(arg, np.ndarray) and np.issubdtype(arg.dtype, np.floating))]
+    tangents = [copy.deepcopy(arg) for arg in args if cotangents.is_float(arg)]
     return api.derivative(fn, *args, *tangents, transform="jvp", loops=loops)
 
 

@@ -48,16 +48,24 @@ def seeds(output: tuple) -> list:
 
 
 def _example_cotangent(leaf):
-    if not isinstance(leaf, Traced):
+    return one_like(leaf.value) if isinstance(leaf, Traced) else None
+
+
+def is_float(value) -> bool:
+    """A float, a NumPy float scalar or a float array: what a gradient flows through."""
+    return isinstance(value, (float, np.floating)) or (
+        isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.floating))
+
+
+def one_like(value):
+    """A cotangent of ones for `value`, or None where no gradient flows from it:
+    1.0 for a float (np.float64 too: either is taken), one of its type for
+    another NumPy float (float32 stays), ones for a float array."""
+    if not is_float(value):
         return None
-    value = leaf.value
-    if isinstance(value, float):  # np.float64 too: either is taken
-        return 1.0
-    if isinstance(value, np.floating):  # float32, float16: one of its type
-        return value.dtype.type(1.0)
-    if isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.floating):
+    if isinstance(value, np.ndarray):
         return np.ones_like(value)
-    return None
+    return 1.0 if isinstance(value, float) else value.dtype.type(1.0)
 
 
 def _pairs(value, cotangent):

@@ -46,10 +46,13 @@ class InProcessOnly(NamedTuple):
 _IN_PROCESS_ONLY = "__yota_src_in_process_only__"
 
 
+GENERATED = "yota_src_generated"  # the package name of modules loaded here, not of ours
+
+
 def load(source: str, function_name: str, constants: dict | None = None) -> Callable:
     """Compile `source`; `constants` rebinds module-level names to live objects."""
     namespace = run_registered(source, function_name,
-                               {"__name__": f"yota_src_generated.{function_name}"})
+                               {"__name__": f"{GENERATED}.{function_name}"})
     constants = constants or {}
     namespace.update({name: getattr(value, "value", value) if isinstance(value, InProcessOnly)
                       else value for name, value in constants.items()})

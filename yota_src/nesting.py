@@ -38,8 +38,8 @@ def call(unroller, fn, args: tuple, kwargs: dict, node, frame):
         f, *rest = args
         options = {key: value for key, value in kwargs.items() if key != "dynamic"}
         inner = api.simplegrad(f, *_concrete(tuple(rest)), **options)
-        value, *gradients = _inline(unroller, inner, tuple(rest), node, frame)
-        return value, tuple(gradients)
+        value, gradients = _inline(unroller, inner, inner._bound + tuple(rest), node, frame)
+        return value, gradients[len(inner._bound):]
     if fn is api.simplegrad:
         f, *rest = args
         return api.simplegrad(f, *_concrete(tuple(rest)), **kwargs)
@@ -47,36 +47,30 @@ def call(unroller, fn, args: tuple, kwargs: dict, node, frame):
         f, *rest = args
         _, pullback = api.vjp(f, *_concrete(tuple(rest)), **kwargs)
         value = unroller.inline_function(f, tuple(rest), {}, node, frame)
-        pullback._traced_args = tuple(rest)
+        # the pullback reads the traced arguments, not the example values it was made at
+        pullback._bound = pullback._bound[:pullback._n_bound] + tuple(rest)
         return value, pullback
     if isinstance(fn, api.Pullback):
         if kwargs or len(args) != 1:
             return NotImplemented
-        primal = getattr(fn, "_traced_args", None)
-        bound = fn._bound if primal is None else fn._bound[:fn._n_bound] + primal
-        _, *gradients = _inline(unroller, fn, bound + tuple(args), node, frame, bound=())
-        return tuple(gradients[fn._n_bound:])
+        _, gradients = _inline(unroller, fn, fn._bound + tuple(args), node, frame)
+        return gradients[fn._n_bound:]
     if isinstance(fn, api.GradFunction):
         if kwargs:
             return NotImplemented
-        value, *gradients = _inline(unroller, fn, tuple(args), node, frame)
-        return (value, *gradients)
+        value, gradients = _inline(unroller, fn, fn._bound + tuple(args), node, frame)
+        return (value, *gradients[len(fn._bound):])
     return NotImplemented
 
 
-def _inline(unroller, inner, args: tuple, node, frame, bound=None):
-    """The generated code of `inner` unrolled on `bound + args` (its bound
-    arguments first), the gradients of bound arguments dropped."""
-    bound = inner._bound if bound is None else bound
-    if not inner._fresh():
-        from .specialisation import first_stale
-        stale = first_stale(inner._dependencies)
-        raise ValueError(f"{inner.__name__} was generated when {stale.what} was {stale.shown}; "
-                         "it has changed since. Generate it again.")
+def _inline(unroller, inner, full: tuple, node, frame) -> tuple:
+    """`(value, gradients)`: the generated code of `inner` unrolled on all its
+    arguments; what the inner trace read from outside joins the outer one's."""
+    inner.require_fresh()
     for index, dependency in enumerate(inner._dependencies):  # the outer code folds them too
         unroller.dependencies.setdefault(("inner", id(inner), index), dependency)
-    value, *gradients = unroller.inline_function(inner._function, bound + args, {}, node, frame)
-    return (value, *gradients[len(bound):]) if bound is inner._bound else (value, *gradients)
+    value, *gradients = unroller.inline_function(inner._function, full, {}, node, frame)
+    return value, tuple(gradients)
 
 
 def _concrete(value):

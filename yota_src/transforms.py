@@ -96,7 +96,7 @@ def _load(f: Callable, kind: str, source: str) -> Callable:
     source = textwrap.dedent(source).lstrip()
     name = source.split("(", 1)[0].removeprefix("def ")
     wrapper = loader.run_registered(source, f"{kind}_{name}", {
-        "__name__": f"yota_src_generated.{name}", "np": np, _primal(f): f, "grad": api.grad,
+        "__name__": f"{loader.GENERATED}.{name}", "np": np, _primal(f): f, "grad": api.grad,
         "vjp": api.vjp})[name]
     wrapper.__qualname__ = getattr(f, "__qualname__", name)
     wrapper.__module__ = getattr(f, "__module__", None)

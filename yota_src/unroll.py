@@ -32,6 +32,7 @@ from . import (
     contexts,
     counts,
     distributions,
+    loader,
     nested,
     nesting,
     operators,
@@ -289,9 +290,6 @@ def _yields(node) -> bool:
     return known[1]
 
 
-GENERATED = "yota_src_generated."  # the module name of code loaded in-process (loader.py)
-
-
 def _module_of(value) -> str:
     """`value.__module__` where it is a name (on some C types, before Python
     3.11, it is the descriptor of their instances' attribute)."""
@@ -435,7 +433,7 @@ class Unroller(Recorder):
             self.depend(("global", id(namespace), name), f"global {name} of {module}",
                         lambda: namespace.get(name, MISSING),
                         value if origin is GLOBAL else MISSING, namespace, name,
-                        listed=not module.startswith(GENERATED))  # nesting.py: our constants
+                        listed=module.split(".")[0] != loader.GENERATED)  # nesting.py
             path = (module, ((ATTR, name),)) if origin is GLOBAL else None
             return self.outside_value(value, name, path)
         cell = origin
