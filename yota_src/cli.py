@@ -1,4 +1,4 @@
-"""`yota-src gen` and `yota-src trace`.
+"""`yota-src gen`, `check`, `diff` and `trace`: the command line.
 
 Bad input ends with one line on stderr and a non-zero exit, never a
 traceback, and never touches an existing output file. The user's code runs
@@ -12,6 +12,7 @@ import argparse
 import ast
 import contextlib
 import copy
+import difflib
 import importlib.util
 import inspect
 import os
@@ -23,8 +24,11 @@ import traceback
 import types
 from collections.abc import Sequence
 
-from . import __version__, api, cotangents, loader
+from . import __version__, api, config, cotangents, loader
+from .adjoint import differentiate
 from .errors import YotaError
+from .passes import optimize, optimize_forward
+from .tape import Tape
 
 
 class UsageError(Exception):
@@ -76,44 +80,135 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="yota-src", description=__doc__.splitlines()[0])
-    parser.add_argument("--version", action="version", version=f"yota-src {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
-    gen = commands.add_parser("gen", help="write the gradient module of FILE.py:FUNC")
-    gen.add_argument("target", metavar="FILE.py:FUNC")
-    gen.add_argument("--args", required=True, metavar="FILE.py:NAME",
-                     help="a zero-argument callable (or a tuple) giving example arguments")
-    gen.add_argument("-o", "--output", metavar="OUT.py", help="write here instead of stdout")
-    gen.add_argument("--wrt", metavar="A,B",
-                     help="the arguments to differentiate, by name or position (default: all "
-                          "with float values); the others get no gradient code")
-    gen.add_argument("--unroll", action="store_true",
-                     help="write straight-line code: no loop of the function stays a loop "
-                          "(by default, iterations that do the same work stay one)")
-    gen.add_argument("--has-aux", action="store_true",
-                     help="FUNC returns (loss, aux): differentiate the loss, and return "
-                          "((loss, aux), gradients...)")
-    gen.add_argument("--transform", choices=("grad", "vjp", "jvp", "hvp"), default="grad",
-                     help="what to write: the gradient (default); the vector-Jacobian product "
-                          "vjp_FUNC(..., dout); the Jacobian-vector product jvp_FUNC(..., "
-                          "tangents...); the Hessian-vector product hvp_FUNC(x, v)")
+    """The command line: one subcommand per step of keeping generated
+    gradients, each with examples, since `--help` is where people look first."""
+    parser = argparse.ArgumentParser(
+        prog="yota-src", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Reverse-mode automatic differentiation of NumPy code by source "
+                    "transformation:\nwrites gradients as plain NumPy modules you can read, "
+                    "review and ship.",
+        epilog=_examples(
+            "yota-src gen model.py:loss --args model.py:example -o grads/grad_loss.py",
+            "yota-src gen          # every target in [tool.yota-src] of pyproject.toml",
+            "yota-src check        # exit 1 naming each stale target (CI, pre-commit)",
+            "yota-src diff         # what regenerating would change, as a unified diff",
+            "yota-src trace model.py:loss --args model.py:example --dot | dot -Tsvg > loss.svg",
+            "",
+            "`yota-src COMMAND --help` describes each command."))
+    parser.add_argument("--version", action="version", version=f"yota-src {__version__}",
+                        help="print yota-src's version and exit")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                     title="commands")
+    gen = _command(
+        commands, "gen", "write the gradient module of FILE.py:FUNC (or of every target)",
+        "Write the gradient module of FILE.py:FUNC, specialised to the example arguments\n"
+        "that --args gives, to OUT.py (or stdout). Without FILE.py:FUNC, write every\n"
+        "target listed under [tool.yota-src.targets] in pyproject.toml, found by walking\n"
+        "up from the working directory.",
+        "yota-src gen model.py:loss --args model.py:example -o grads/grad_loss.py",
+        "yota-src gen model.py:loss --args model.py:example --wrt W,b      # print it",
+        "yota-src gen model.py:loss --args model.py:example -o grads/grad_loss.py --check",
+        "yota-src gen                # every target in pyproject.toml",
+        "yota-src gen --check        # the same as `yota-src check`")
+    _target_arguments(gen, optional=True)
+    gen.add_argument("-o", "--output", metavar="OUT.py",
+                     help="write the module here, atomically (default: stdout)")
+    _generation_options(gen)
     gen.add_argument("--check", action="store_true",
-                     help="write nothing; exit 1 if OUT.py is not what gen would write now")
-    trace = commands.add_parser("trace", help="print the tape of FILE.py:FUNC")
-    trace.add_argument("target", metavar="FILE.py:FUNC")
-    trace.add_argument("--args", required=True, metavar="FILE.py:NAME")
+                     help="write nothing; exit 1 if OUT.py is not what gen would write now "
+                          "(without FILE.py:FUNC: as `yota-src check`)")
+    _command(
+        commands, "check", "exit 1 naming each stale target in pyproject.toml",
+        "Generate every target listed under [tool.yota-src.targets] in pyproject.toml\n"
+        "and compare it with its committed file, writing nothing. Each stale or missing\n"
+        "file is named on stderr with the `yota-src gen` command that fixes it, and the\n"
+        "exit status is 1; when all are up to date it says so and exits 0. Bad\n"
+        "configuration or input exits 2. Meant for CI and pre-commit.",
+        "yota-src check",
+        "yota-src check || yota-src diff     # in CI: fail, and show what changed")
+    diff = _command(
+        commands, "diff", "print what regenerating would change, as a unified diff",
+        "Print a unified diff from the committed OUT.py to what `yota-src gen` would\n"
+        "write now, for FILE.py:FUNC or, without it, for every target in pyproject.toml.\n"
+        "Writes nothing. Exit status as `git diff --exit-code` and diff(1): 0 when\n"
+        "nothing would change, 1 when something would, 2 on bad input.",
+        "yota-src diff model.py:loss --args model.py:example -o grads/grad_loss.py",
+        "yota-src diff                       # every target in pyproject.toml",
+        "yota-src diff | less -R             # review before regenerating")
+    _target_arguments(diff, optional=True)
+    diff.add_argument("-o", "--output", metavar="OUT.py",
+                      help="the committed module to compare with (needed with FILE.py:FUNC)")
+    _generation_options(diff)
+    trace = _command(
+        commands, "trace", "print the tape of FILE.py:FUNC (--dot: as a Graphviz graph)",
+        "Print the tape of FILE.py:FUNC run on the example arguments: one primitive\n"
+        "operation per line, with its inputs, shape, dtype and source line. --dot prints\n"
+        "it as a Graphviz graph instead; --grad shows the gradient's tape, the forward\n"
+        "ops and then the reverse pass's.",
+        "yota-src trace model.py:loss --args model.py:example",
+        "yota-src trace model.py:loss --args model.py:example --grad",
+        "yota-src trace model.py:loss --args model.py:example --dot --grad | dot -Tsvg > loss.svg")
+    _target_arguments(trace, optional=False)
+    trace.add_argument("--dot", action="store_true",
+                       help="print a Graphviz DOT graph: arguments, ops and outputs as nodes, "
+                            "data flow as edges, each op labelled with its source line")
+    trace.add_argument("--grad", action="store_true",
+                       help="the gradient's tape: the forward ops, then the reverse pass's "
+                            "(drawn apart with --dot)")
     return parser
 
 
-def _generated(fn, args: tuple, wrt, options) -> api.GradFunction:
+def _examples(*lines: str) -> str:
+    return "examples:\n" + "\n".join(f"  {line}" if line else "" for line in lines)
+
+
+def _command(commands, name: str, summary: str, description: str,
+             *examples: str) -> argparse.ArgumentParser:
+    return commands.add_parser(name, help=summary, description=description,
+                               epilog=_examples(*examples),
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def _target_arguments(command: argparse.ArgumentParser, optional: bool) -> None:
+    """FILE.py:FUNC and --args, the two halves of a target."""
+    command.add_argument("target", metavar="FILE.py:FUNC", nargs="?" if optional else None,
+                         help="the function: a Python file and a function defined in it"
+                              + (" (default: every target in pyproject.toml)" if optional
+                                 else ""))
+    command.add_argument("--args", required=not optional, metavar="FILE.py:NAME",
+                         help="a zero-argument callable (or a tuple) in a Python file giving "
+                              "the example arguments" + (" (needed with FILE.py:FUNC)"
+                                                         if optional else ""))
+
+
+def _generation_options(command: argparse.ArgumentParser) -> None:
+    """What `gen` and `diff` take to choose the module, as a target's keys do."""
+    command.add_argument("--wrt", metavar="A,B",
+                         help="the arguments to differentiate, by name or position (default: "
+                              "all with float values); the others get no gradient code")
+    command.add_argument("--unroll", action="store_true",
+                         help="write straight-line code: no loop of the function stays a loop "
+                              "(by default, iterations that do the same work stay one)")
+    command.add_argument("--has-aux", action="store_true",
+                         help="FUNC returns (loss, aux): differentiate the loss, and return "
+                              "((loss, aux), gradients...)")
+    command.add_argument("--transform", choices=config.TRANSFORMS, default=None,
+                         help="what to write: the gradient (grad, the default); the "
+                              "vector-Jacobian product vjp_FUNC(..., dout); the Jacobian-vector "
+                              "product jvp_FUNC(..., tangents...); the Hessian-vector product "
+                              "hvp_FUNC(x, v)")
+
+
+def _generated(fn, args: tuple, target: config.Target) -> api.GradFunction:
     """The module `gen` writes: the gradient, or the --transform asked for,
     its extra arguments (v, the tangents, dout) made like the example's."""
-    loops = "unroll" if options.unroll else "roll"
-    transform = options.transform
-    if transform != "grad" and (wrt is not None or options.has_aux):
+    loops = "unroll" if target.unroll else "roll"
+    transform = target.transform
+    wrt = None if target.wrt is None else list(target.wrt)
+    if transform != "grad" and (wrt is not None or target.has_aux):
         raise UsageError(f"--transform {transform} takes neither --wrt nor --has-aux")
     if transform == "grad":
-        return api.simplegrad(fn, *args, wrt=wrt, has_aux=options.has_aux, loops=loops)
+        return api.simplegrad(fn, *args, wrt=wrt, has_aux=target.has_aux, loops=loops)
     if transform == "vjp":
         return api.vjp(fn, *args, loops=loops)[1]
     if transform == "hvp":
@@ -173,47 +268,139 @@ def _run_under_fixed_hash_seed() -> None:
 
 def _run(options) -> tuple[int, str]:
     """(exit status, what to print on stdout)."""
-    output = getattr(options, "output", None)
-    if output:
-        _refuse_overwriting_inputs(output, options.target, options.args)
-    if options.command == "gen" and options.check and not output:
-        raise UsageError("--check needs -o OUT.py, the file to compare")
-    wrt = _wrt_list(getattr(options, "wrt", None))
-    fn, args = _load_inputs(options.target, options.args)
-    target_path = options.target.rpartition(":")[0]
-    doing = "tracing" if options.command == "trace" else "differentiating"
-    with _user_code(f"{doing} {options.target}", target_path,
-                    "the function must return its value, not exit"):
-        if options.command == "trace":
-            _, tape = api.trace(fn, *args)
-        else:
-            gradient = _generated(fn, args, wrt, options)
     if options.command == "trace":
-        return 0, f"{tape}\n"
-    if output:
-        _refuse_overwriting_what_was_read(output, fn, gradient._dependencies)
+        return _trace(options)
+    targets = _targets(options)
+    for target in targets:  # before any work: never replace the user's source
+        if target.out:
+            _refuse_overwriting_inputs(target.out, target.function, target.args)
+    if options.command == "check" or getattr(options, "check", False):
+        return _check(targets)
+    if options.command == "diff":
+        return _diff(targets)
+    if len(targets) == 1 and not targets[0].out:
+        return 0, _source(targets[0])
+    for target in targets:
+        loader.write_atomic(target.out, _source(target))
+    if options.target is not None:
+        return 0, ""
+    return 0, "".join(f"wrote {target.out}\n" for target in targets)
+
+
+def _targets(options) -> list[config.Target]:
+    """The target named on the command line, or else every one in pyproject.toml."""
+    command = options.command
+    if getattr(options, "target", None) is None:
+        given = [flag for flag, value in (
+            ("--args", getattr(options, "args", None)),
+            ("-o", getattr(options, "output", None)), ("--wrt", getattr(options, "wrt", None)),
+            ("--unroll", getattr(options, "unroll", False)),
+            ("--has-aux", getattr(options, "has_aux", False)),
+            ("--transform", getattr(options, "transform", None))) if value]
+        if given:
+            raise UsageError(f"{given[0]} applies to one target, named before it: `yota-src "
+                             f"{command} FILE.py:FUNC --args FILE.py:NAME ...`; without "
+                             "FILE.py:FUNC, the targets of pyproject.toml are used as listed")
+        return config.load_targets()[1]
+    if options.args is None:
+        raise UsageError(f"yota-src {command} {options.target} needs --args FILE.py:NAME, "
+                         "the example arguments")
+    if not options.output and (command == "diff" or getattr(options, "check", False)):
+        flag = "diff" if command == "diff" else "--check"
+        raise UsageError(f"{flag} needs -o OUT.py, the file to compare")
+    wrt = _wrt_list(options.wrt)
+    return [config.Target(options.target, options.args, options.output,
+                          wrt=None if wrt is None else tuple(wrt), unroll=options.unroll,
+                          has_aux=options.has_aux, transform=options.transform or "grad")]
+
+
+def _source(target: config.Target) -> str:
+    """The module `yota-src gen` writes for `target` now."""
+    fn, args = _load_inputs(target.function, target.args)
+    with _user_code(f"differentiating {target.function}", target.function.rpartition(":")[0],
+                    "the function must return its value, not exit"):
+        gradient = _generated(fn, args, target)
+    if target.out:
+        _refuse_overwriting_what_was_read(target.out, fn, gradient._dependencies)
     loader.require_saveable(gradient._function)  # the module is meant to be saved
-    source = gradient.source
-    if options.check:
-        try:
-            with open(output, encoding="utf-8") as file:
-                current = file.read()
-        except FileNotFoundError:
-            current = None
-        if current != source:
-            chosen = (f" --wrt {options.wrt}" if options.wrt else "") + \
-                (" --unroll" if options.unroll else "") + \
-                (" --has-aux" if options.has_aux else "") + \
-                (f" --transform {options.transform}" if options.transform != "grad" else "")
-            print(f"yota-src: {output} is stale: regenerate it with "
-                  f"`yota-src gen {options.target} --args {options.args}{chosen} -o {output}`",
-                  file=sys.stderr)
-            return 1, ""
-        return 0, ""
-    if output:
-        loader.write_atomic(output, source)
-        return 0, ""
-    return 0, source
+    return gradient.source
+
+
+def _committed(path: str) -> str | None:
+    """The file's text as it is now (None: there is none). Bytes that are not
+    UTF-8 make it differ, not fail: it is stale, whatever it holds."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as file:
+            return file.read()
+    except FileNotFoundError:
+        return None
+
+
+def _check(targets: list[config.Target]) -> tuple[int, str]:
+    """Exit 1 naming each target whose file is not what gen would write now,
+    with the command that fixes it; writes nothing."""
+    stale = 0
+    for target in targets:
+        current = _committed(target.out)
+        if current == _source(target):
+            continue
+        stale += 1
+        state = "is missing: generate" if current is None else "is stale: regenerate"
+        print(f"yota-src: {target.out} ({target.function}) {state} it with "
+              f"`{target.command()}`", file=sys.stderr)
+    if stale:
+        return 1, ""
+    return 0, f"{len(targets)} target{'' if len(targets) == 1 else 's'} up to date\n"
+
+
+def _diff(targets: list[config.Target]) -> tuple[int, str]:
+    """A unified diff per target from its committed file to what gen would
+    write now; exit 1 when there is one, as `git diff --exit-code`."""
+    text = ""
+    for target in targets:
+        current = _committed(target.out)
+        text += unified_diff(target.out, current, _source(target))
+    return (1 if text else 0), text
+
+
+def unified_diff(path: str, before: str | None, after: str) -> str:
+    """`diff -u` of `path` from `before` (None: no file) to `after`, with the
+    `\\ No newline at end of file` marker patch(1) and git expect."""
+    if before == after:
+        return ""
+    old = [] if before is None else _diff_lines(before)
+    lines = difflib.unified_diff(old, _diff_lines(after),
+                                 "/dev/null" if before is None else path, path,
+                                 "" if before is None else "committed", "generated now")
+    return "".join(line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n"
+                   for line in lines)
+
+
+def _diff_lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True)
+
+
+def _trace(options) -> tuple[int, str]:
+    """The tape (or the gradient's tape) as a listing or a DOT graph."""
+    fn, args = _load_inputs(options.target, options.args)
+    with _user_code(f"tracing {options.target}", options.target.rpartition(":")[0],
+                    "the function must return its value, not exit"):
+        tape = _gradient_tape(fn, args) if options.grad else api.trace(fn, *args)[1]
+    return 0, tape.to_dot() if options.dot else f"{tape}\n"
+
+
+def _gradient_tape(fn, args: tuple) -> Tape:
+    """The optimised tape the gradient module is generated from: the forward
+    ops, then the reverse pass's. The steps of api._build up to code
+    generation; api keeps it to itself, so they are repeated here."""
+    with api._errors_at_user_lines():
+        unroller, value, signature = api._unroll(fn, args)
+        api._require_scalar(value, signature, unroller.returned_at)
+        output = unroller.refs(value, unroller.loc)
+        forward = optimize_forward(Tape(list(unroller.ops), output, signature))
+        wrt = frozenset(range(len(args)))
+        tape = differentiate(forward, unroller.values, wrt, unroller.input_names)
+    return optimize(tape)
 
 
 def _stdout_to_stderr():
@@ -448,7 +635,7 @@ def _name_is_free(module_name: str, path: str) -> bool:
 
 def _one_line(error: BaseException) -> str:
     """The error as one line, led by the user's file:line where there is one."""
-    if isinstance(error, UsageError):
+    if isinstance(error, (UsageError, config.ConfigError)):
         return _first_line(error)
     if isinstance(error, UserExit):
         where = _user_location(error.exit) or error.path

@@ -271,6 +271,12 @@ class Tape:
 
     __repr__ = __str__
 
+    def to_dot(self) -> str:
+        """The tape as a Graphviz DOT graph (`dot -Tsvg`): data flow, each op
+        labelled with its source line, a gradient's reverse pass apart."""
+        from .dot import to_dot  # dot.py reads this module's classes
+        return to_dot(self)
+
     def verify(self, values=None) -> Tape:
         """Check the tape is a well-formed program; raise TapeError naming the
         first fault. Each op appears once, after every op it reads; inputs
