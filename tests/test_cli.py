@@ -596,3 +596,71 @@ def test_gen_unroll_writes_straight_line_code():
     assert rolled.returncode == unrolled.returncode == 0, rolled.stderr + unrolled.stderr
     assert "    for _ in range(n):" in rolled.stdout
     assert "    for " not in unrolled.stdout and "x_4 = x_3 * 2.0" in unrolled.stdout
+
+
+COMMANDS = ("gen", "check", "diff", "trace")
+
+
+def test_top_level_help_lists_each_command_in_one_line_with_examples():
+    result = run("--help")
+    assert result.returncode == 0, result.stderr
+    for command in COMMANDS:
+        lines = [line for line in result.stdout.splitlines()
+                 if line.strip().startswith(f"{command} ")]
+        assert len(lines) == 1, (command, result.stdout)
+    examples = result.stdout.split("examples:\n", 1)[1]
+    for command in COMMANDS:
+        assert f"yota-src {command}" in examples
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_help_has_a_description_and_examples(command):
+    result = run(command, "--help")
+    assert result.returncode == 0, result.stderr
+    usage, description = result.stdout.split("\n\n")[:2]
+    assert usage.startswith(f"usage: yota-src {command}") and len(description) > 40
+    examples = result.stdout.split("examples:\n", 1)[1]
+    assert f"  yota-src {command}" in examples
+
+
+def test_every_argument_of_every_command_has_help_text():
+    from yota_src.cli import _parser
+    parser = _parser()
+    commands = next(action for action in parser._actions if action.dest == "command")
+    assert sorted(commands.choices) == sorted(COMMANDS)
+    for name, command in [("yota-src", parser), *commands.choices.items()]:
+        for action in command._actions:
+            assert action.help, (name, action.dest)
+
+
+def test_trace_dot_prints_a_graph_the_same_every_run(tmp_path):
+    from test_dot import parse_dot
+    model = write(tmp_path / "model.py", SQUARES)
+    command = ("trace", f"{model}:loss", "--args", f"{model}:example", "--dot", "--grad")
+    first, second = run(*command), run(*command)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == second.stdout
+    graph = parse_dot(first.stdout)
+    assert "cluster_forward" in graph["subgraphs"] and "cluster_backward" in graph["subgraphs"]
+    labels = [node["label"] for node in graph["nodes"].values()]
+    assert "mul  float64 (3,)\nmodel.py:4  return np.sum(x * x)" in labels
+
+
+def test_trace_grad_lists_the_reverse_pass_after_the_forward_ops(tmp_path):
+    model = write(tmp_path / "model.py", SQUARES)
+    forward = run("trace", f"{model}:loss", "--args", f"{model}:example")
+    gradient = run("trace", f"{model}:loss", "--args", f"{model}:example", "--grad")
+    assert forward.returncode == gradient.returncode == 0, forward.stderr + gradient.stderr
+    assert gradient.stdout.startswith(forward.stdout.rsplit("\nreturn", 1)[0])
+    assert len(gradient.stdout.splitlines()) > len(forward.stdout.splitlines())
+
+
+@pytest.mark.parametrize("command, says", [
+    (("gen", "model.py:loss"), "needs --args FILE.py:NAME"),
+    (("diff", "model.py:loss", "--args", "model.py:example"), "diff needs -o OUT.py"),
+    (("gen", "model.py:loss", "--args", "model.py:example", "--check"),
+     "--check needs -o OUT.py")])
+def test_a_target_without_what_it_needs_is_one_line(command, says, tmp_path):
+    write(tmp_path / "model.py", SQUARES)
+    result = run(*command, cwd=tmp_path)
+    assert_one_error_line(result, says)

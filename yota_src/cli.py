@@ -98,7 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"yota-src {__version__}",
                         help="print yota-src's version and exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
-                                     title="commands")
+                                     title="commands", help="one of:")
     gen = _command(
         commands, "gen", "write the gradient module of FILE.py:FUNC (or of every target)",
         "Write the gradient module of FILE.py:FUNC, specialised to the example arguments\n"
