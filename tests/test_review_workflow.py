@@ -236,6 +236,11 @@ BAD_CONFIGS = {  # pyproject.toml text (None: no file), what the one error line 
                 ['targets."model.py:loss"].wrt must be a list of argument names']),
     "target name not FILE:FUNC": ('[tool.yota-src.targets."model.py"]\nargs = "m.py:e"\n',
                                   ["the target's name must be FILE.py:FUNC"]),
+    "two targets, one out": ('[tool.yota-src.targets."model.py:loss"]\nargs = "model.py:e"\n'
+                             'out = "g.py"\n[tool.yota-src.targets."model.py:other"]\n'
+                             'args = "model.py:e"\nout = "./g.py"\n',
+                             ['targets."model.py:other"].out is g.py, the out of '
+                              '"model.py:loss" too']),
     "target not a table": ('[tool.yota-src.targets]\n"model.py:loss" = "model.py:example"\n',
                            ['targets."model.py:loss"] must be a table']),
 }

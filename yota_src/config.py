@@ -112,7 +112,15 @@ def load_targets(start: str | None = None) -> tuple[str, list[Target]]:
         raise ConfigError(f"{shown}: [{TABLE}] has {what}: list each one as "
                           f'[{TABLE}.targets."model.py:loss"] with args and out')
     root = os.path.dirname(path)
-    return path, [_target(shown, root, start, name, entry) for name, entry in targets.items()]
+    found = [_target(shown, root, start, name, entry) for name, entry in targets.items()]
+    writers: dict[str, str] = {}
+    for name, target in zip(targets, found):
+        out = os.path.normcase(os.path.abspath(target.out))
+        if out in writers:  # one would always be stale
+            raise ConfigError(f'{shown}: [{TABLE}.targets."{name}"].out is {target.out}, the '
+                              f'out of "{writers[out]}" too: give each target its own file')
+        writers[out] = name
+    return path, found
 
 
 def _target(shown: str, root: str, start: str, name: str, entry) -> Target:
