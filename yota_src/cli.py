@@ -134,7 +134,7 @@ def _parser() -> argparse.ArgumentParser:
         "nothing would change, 1 when something would, 2 on bad input.",
         "yota-src diff model.py:loss --args model.py:example -o grads/grad_loss.py",
         "yota-src diff                       # every target in pyproject.toml",
-        "yota-src diff | less -R             # review before regenerating")
+        "yota-src diff | less                # review before regenerating")
     _target_arguments(diff, optional=True)
     diff.add_argument("-o", "--output", metavar="OUT.py",
                       help="the committed module to compare with (needed with FILE.py:FUNC)")
