@@ -111,7 +111,7 @@ def betainc(dy, y, a, b, x):
     db = no_closed_form("scipy.special.betainc", "b")
 
 
-@adjoint(scipy.special.betaincc)
+@adjoint(*[fn for fn in [getattr(scipy.special, "betaincc", None)] if fn])  # SciPy >= 1.12
 def betaincc(dy, y, a, b, x):
     """1 - betainc: with respect to x only."""
     dx = unbroadcast(-dy * beta_density(a, b, x), x)
