@@ -21,10 +21,18 @@ from typing import Any
 
 import numpy as np
 
-from . import codegen, cotangents, counts, loader, passes, rules, transforms
+from . import codegen, cotangents, counts, display, loader, passes, rules, transforms
 from .adjoint import differentiate
 from .cache import GradientCache
-from .errors import ControlFlowChanged, NoDiffRuleError, SignatureMismatch, SourceUnavailableError
+from .errors import (
+    AT_USER_LINE,
+    ControlFlowChanged,
+    NoDiffRuleError,
+    SignatureMismatch,
+    SourceUnavailableError,
+    meant_for_user,
+    without_internal_frames,
+)
 from .passes import eliminate_dead_code, optimize, optimize_forward
 from .primitives import display_name, is_output
 from .source import function_source, unwrap
@@ -50,9 +58,56 @@ from .traced import Traced, values_of
 from .unroll import Unroller, inlinable, random_states, rewind
 
 
+def _user_facing(function: Callable) -> Callable:
+    """The public entry point `function`, raising the errors meant for the
+    user (errors.meant_for_user) without yota-src's frames: what they read is
+    their call, their line where the error has one, and what to do. Its one
+    frame is named after `function` (`in simplegrad`); IPython and pytest
+    hide even that (`__tracebackhide__`)."""
+
+    def entry(*args, **kwargs):
+        __tracebackhide__ = True  # noqa: F841 - read by IPython and pytest
+        try:
+            return function(*args, **kwargs)
+        except Exception as error:
+            if not meant_for_user(error):
+                raise
+            raise without_internal_frames(error) from error.__cause__  # yota-src's frames left out
+    names = {"co_name": function.__name__}
+    if sys.version_info >= (3, 11):
+        names["co_qualname"] = function.__qualname__
+    entry.__code__ = entry.__code__.replace(**names)
+    return functools.wraps(function)(entry)
+
+
 class GradientResult(Sequence):
-    """`g[i]`: the gradient for positional argument i (array, float, path dict
-    or None); `g.tape`: the forward Tape; `g.source`: the gradient's module."""
+    """The gradients `grad` returns, one per positional argument of `f`.
+
+    `g[i]` is the gradient for argument `i`: an array or float shaped like
+    it; a dict `{path: gradient}` for a struct (an object with attributes, a
+    dataclass, namedtuple, dict, list or tuple), a path being a tuple of
+    attribute names, keys and indices such as `('layers', 0, 'W')`; None for
+    arguments with nothing to differentiate (ints, bools, strings, None,
+    integer arrays) and for those left out of `wrt`. It unpacks like a tuple
+    (`dW, db = g`) and is a `collections.abc.Sequence`.
+
+    Holds references only: the gradients of this call, and the cached code
+    they came from (`tape`, `source`). Nothing is computed on access; `g[i]`
+    raises IndexError past the last argument, as a tuple does.
+    In Jupyter it shows what each gradient is over the highlighted source.
+
+    Example:
+
+        >>> import numpy as np
+        >>> import yota_src as ys
+        >>> def loss(params, x):
+        ...     return np.sum(params["w"] * x)
+        >>> _, g = ys.grad(loss, {"w": np.ones(2)}, np.array([3.0, 4.0]))
+        >>> g[0]
+        {('w',): array([3., 4.])}
+        >>> print(g[1])
+        [1. 1.]
+    """
 
     __slots__ = ("_gradients", "_compiled")  # made on every ys.grad call: kept cheap
 
@@ -62,10 +117,14 @@ class GradientResult(Sequence):
 
     @property
     def tape(self) -> Tape:
+        """The forward `Tape` the gradient was generated from: one primitive
+        operation per line (`print(g.tape)`); shared with the cache."""
         return self._compiled.tape
 
     @property
     def source(self) -> str:
+        """The generated gradient module's Python source, as `simplegrad`
+        would write it for these arguments."""
         return self._compiled.source
 
     def __getitem__(self, index):
@@ -79,6 +138,18 @@ class GradientResult(Sequence):
 
     def __repr__(self) -> str:
         return f"GradientResult({list(self._gradients)!r})"
+
+    def _caption(self) -> str:
+        return "GradientResult: " + "; ".join(
+            f"g[{index}] {display.described(gradient)}"
+            for index, gradient in enumerate(self._gradients))
+
+    def _repr_html_(self) -> str:
+        """Jupyter: what each gradient is, over the gradient module's source."""
+        return display.source_html(self.source, self._caption())
+
+    def _repr_markdown_(self) -> str:
+        return display.source_markdown(self.source, self._caption())
 
 
 @dataclass
@@ -101,10 +172,37 @@ class _Compiled:
 
 
 class GradFunction:
-    """A generated gradient: call it like the primal to get (value, d0, d1, ...).
+    """A generated gradient function, as `simplegrad` and `derivative` return.
 
-    In-process it refuses to run once something it folded from outside its
-    arguments (a global, a closure variable, a default) has changed."""
+    `df(*args)`, called like the primal, returns `(value, d0, d1, ...)`: one
+    gradient per positional argument, with `grad`'s conventions (arrays,
+    path dicts for structs, None). `df.source` and `str(df)` are the module's
+    Python source; `df.save(path)` writes it as a module that needs only
+    NumPy. In Jupyter it shows as highlighted source.
+
+    It caches nothing: the code was generated once, when it was made, and
+    every call runs it. Calls raise `errors.SignatureMismatch` for
+    arguments of other shapes, dtypes or non-array values than it was
+    generated for, and once something it folded from outside its arguments
+    (a global, a closure variable, a default) has changed;
+    `errors.ControlFlowChanged` where a data-dependent branch goes the other
+    way. Both are ValueErrors.
+
+    Example:
+
+        >>> import numpy as np
+        >>> import yota_src as ys
+        >>> def loss(w, x):
+        ...     return np.sum((w * x) ** 2)
+        >>> df = ys.simplegrad(loss, np.ones(2), np.ones(2))
+        >>> value, dw, dx = df(np.array([1.0, 2.0]), np.array([3.0, 1.0]))
+        >>> print(value, dw, dx)
+        13.0 [18.  4.] [6. 8.]
+        >>> df(np.ones(3), np.ones(3))
+        Traceback (most recent call last):
+        ...
+        yota_src.errors.SignatureMismatch: grad_loss was generated for ...
+    """
 
     def __init__(self, compiled: _Compiled, bound: tuple = ()):
         self._function = compiled.function
@@ -121,7 +219,8 @@ class GradFunction:
             node.index, node.path)) for node in signature.containers
             if node.type.__module__ not in ("builtins", "collections")]
 
-    def __call__(self, *args):
+    def __call__(self, *args) -> tuple:
+        """`(value, d0, d1, ...)` at `args` (see the class)."""
         if not self._bound:
             return self._run(args)
         value, *gradients = self._run(self._bound + args)
@@ -152,8 +251,16 @@ class GradFunction:
                 f"{self.__name__} was generated when {stale.what} was {stale.shown}; it has "
                 "changed since. Generate the gradient again (ys.simplegrad, or `yota-src gen`).")
 
-    def save(self, path) -> None:
-        """Write the module; importing it gives `grad_<name>`, needing only NumPy."""
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the module to `path`, atomically (a reader never sees half a
+        file; a symlink is written through). Importing it gives
+        `grad_<name>`, with the primal's parameters, needing only NumPy.
+
+        Raises `errors.UnsaveableError` where the code compares an argument
+        with a live object (a lambda, a local function) that no file can hold.
+
+        Example: `df.save("grad_loss.py")`, then `from grad_loss import grad_loss`.
+        """
         loader.require_saveable(self._function)
         loader.write_atomic(path, self.source)
 
@@ -163,21 +270,41 @@ class GradFunction:
     def __repr__(self) -> str:
         return f"<GradFunction {self.__name__}>"
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the module's source, highlighted (display.py)."""
+        return display.source_html(self.source)
+
+    def _repr_markdown_(self) -> str:
+        return display.source_markdown(self.source)
+
 
 class Pullback(GradFunction):
-    """`pullback(dvalue)`: the gradient of `sum(value * dvalue)` for each
-    positional argument of f, at the arguments vjp was given (conventions as
-    `grad`). `dvalue` is shaped like the value: a float array or float for
-    each of its float leaves, None for the others (integers, strings).
+    """The pullback `vjp` returns: `pullback(dvalue)` is the gradient of
+    `sum(value * dvalue)` for each positional argument of f, at the arguments
+    vjp was given (conventions as `grad`), as a tuple. `dvalue` is shaped like
+    the value: a float array or float for each of its float leaves, None for
+    the others (integers, strings).
 
     `.source` is a module whose `vjp_<name>(<f's parameters>, dout)` returns
-    `(value, gradient per argument...)`; `.save(path)` writes it."""
+    `(value, gradient per argument...)`; `.save(path)` writes it. It caches
+    nothing and keeps the arguments vjp was given; calls raise as a
+    `GradFunction`'s do.
+
+    Example:
+
+        >>> import numpy as np
+        >>> import yota_src as ys
+        >>> value, pullback = ys.vjp(lambda x: x ** 2, np.array([1.0, 2.0]))
+        >>> pullback(np.array([1.0, 10.0]))
+        (array([ 2., 40.]),)
+    """
 
     def __init__(self, compiled: _Compiled, args: tuple, n_bound: int):
         super().__init__(compiled, args)
         self._n_bound = n_bound
 
-    def __call__(self, dvalue):
+    def __call__(self, dvalue) -> tuple:
+        """One gradient per positional argument of f (see the class)."""
         _, *gradients = self._run(self._bound + (dvalue,))
         return tuple(gradients[self._n_bound:])
 
@@ -185,13 +312,37 @@ class Pullback(GradFunction):
         return f"<Pullback {self.__name__}>"
 
 
-def vjp(f: Callable, *args, wrt=None, loops: str = "roll", **keywords) -> tuple[Any, Pullback]:
-    """`(value, pullback)`: the value of `f(*args)` (an array, a float, or
-    tuples, lists and dicts of them) and its vector-Jacobian product at
-    `args`, `pullback(dvalue)` giving one gradient per positional argument.
+@_user_facing
+def vjp(f: Callable, *args, wrt: int | str | Sequence[int | str] | None = None,
+        loops: str = "roll", **keywords) -> tuple[Any, Pullback]:
+    """The value of `f(*args)` and its vector-Jacobian product at `args`.
 
-    Raises ValueError where the value holds no float that depends on the
-    arguments, or holds an object the generated code cannot return."""
+    Returns `(value, pullback)`: the value may be an array, a float, or
+    tuples, lists and dicts of them; `pullback(dvalue)` (a `Pullback`) gives
+    one gradient per positional argument. `wrt` and `loops` are as for
+    `simplegrad`.
+
+    Caches nothing: each call generates the code again (keep the pullback
+    to reuse it).
+
+    Raises:
+
+    - `errors.SourceUnavailableError`, `errors.UnsupportedSyntaxError`,
+      `errors.NoDiffRuleError`, `errors.MutationError`: as `grad`;
+    - ValueError where the value holds no float that depends on the
+      arguments, or holds an object the generated code cannot return;
+    - TypeError for keyword arguments meant for `f`, or a bad `wrt`.
+
+    Example:
+
+        >>> import numpy as np
+        >>> import yota_src as ys
+        >>> def f(x):
+        ...     return {"sq": x ** 2, "sum": np.sum(x)}
+        >>> value, pullback = ys.vjp(f, np.array([1.0, 2.0]))
+        >>> pullback({"sq": np.array([1.0, 1.0]), "sum": 1.0})
+        (array([3., 5.]),)
+    """
     _refuse_keywords("vjp", keywords)
     fn, full_args, n_bound = _target(f, args)
     compiled = _build(fn, full_args, _wrt_indices(wrt, len(args), n_bound, fn, full_args),
@@ -199,11 +350,28 @@ def vjp(f: Callable, *args, wrt=None, loops: str = "roll", **keywords) -> tuple[
     return compiled.value, Pullback(compiled, full_args, n_bound)
 
 
-def hvp(f: Callable, x, v, loops: str = "roll"):
-    """The Hessian of the scalar `f` at `x` times `v` (an array or float like
-    `x`), without forming the Hessian: the gradient of `sum(grad(f)(x) * v)`.
-    Raises NoDiffRuleError naming a primitive whose template is not itself
-    differentiable. `ys.derivative(f, x, v, transform="hvp")` gives the code."""
+@_user_facing
+def hvp(f: Callable, x, v, loops: str = "roll") -> Any:
+    """The Hessian of the scalar `f` at `x` times `v`, without forming the
+    Hessian: the gradient of `sum(grad(f)(x) * v)` (reverse over reverse).
+
+    Returns an array or float shaped like `x`. Caches nothing: each call
+    generates the product's code again; `derivative(f, x, v,
+    transform="hvp")` gives it to keep.
+
+    Raises `errors.NoDiffRuleError` naming a primitive whose template is not
+    itself differentiable, ValueError where `v` is not a real array or float
+    of `x`'s shape, and the errors `grad` raises for `f`.
+
+    Example:
+
+        >>> import numpy as np
+        >>> import yota_src as ys
+        >>> def f(x):
+        ...     return np.sum(x ** 3)
+        >>> ys.hvp(f, np.array([1.0, 2.0]), np.array([1.0, 0.0]))
+        array([6., 0.])
+    """
     v = _shaped_like(x, v, "v")
     return derivative(f, x, v, transform="hvp", loops=loops)(x, v)
 
@@ -224,20 +392,52 @@ def _shaped_like(arg, tangent, what: str):
     return float(tangent)
 
 
+@_user_facing
 def hessian(f: Callable, x, loops: str = "roll") -> np.ndarray:
-    """The dense Hessian of the scalar `f` at the array or float `x`, of shape
-    `x.shape + x.shape`: one generated Hessian-vector product, run on each
-    unit vector (for small sizes, as autograd and JAX do)."""
+    """The dense Hessian of the scalar `f` at the array or float `x`.
+
+    Returns an array of shape `x.shape + x.shape`: one generated
+    Hessian-vector product, run on each unit vector (for small sizes, as
+    autograd and JAX do). Caches nothing. Raises as `hvp`.
+
+    Example:
+
+        >>> import numpy as np
+        >>> import yota_src as ys
+        >>> def f(x):
+        ...     return x[0] * x[1] + x[0] ** 2
+        >>> ys.hessian(f, np.array([1.0, 2.0]))
+        array([[2., 1.],
+               [1., 0.]])
+    """
     product = derivative(f, x, x, transform="hvp", loops=loops)
     return _stacked([product(x, unit) for unit in _units(x)], np.shape(x), np.shape(x))
 
 
-def jvp(f: Callable, args, tangents, loops: str = "roll") -> tuple[Any, Any]:
-    """`(value, tangent_out)`: `f(*args)` and its Jacobian times `tangents`
-    (one array or float per float argument of `f`, in order; a tuple of them).
-    Forward mode by transposing the pullback (transforms.py): exact, from the
-    adjoint templates. `ys.derivative(f, *args, *tangents, transform="jvp")`
-    gives the code."""
+@_user_facing
+def jvp(f: Callable, args: Sequence, tangents: Sequence,
+        loops: str = "roll") -> tuple[Any, Any]:
+    """Forward mode: `f(*args)` and its Jacobian times `tangents`.
+
+    Returns `(value, tangent_out)`. `tangents` holds one array or float per
+    float argument of `f`, in order. It is exact, from the same adjoint
+    templates as `grad`: the pullback transposed. Caches nothing: each call
+    generates the code again; `derivative(f, *args, *tangents,
+    transform="jvp")` gives it to keep.
+
+    Raises TypeError for a wrong number of tangents, ValueError for a
+    tangent not shaped like its argument or a value that is not one array
+    or float (`vjp` takes structured values), and the errors `grad` raises.
+
+    Example:
+
+        >>> import numpy as np
+        >>> import yota_src as ys
+        >>> value, tangent = ys.jvp(lambda x: x ** 2, (np.array([1.0, 2.0]),),
+        ...                         (np.array([1.0, 1.0]),))
+        >>> tangent
+        array([2., 4.])
+    """
     args, tangents = tuple(args), tuple(tangents)
     floats = [arg for arg in args if cotangents.is_float(arg)]
     if len(tangents) != len(floats):
@@ -248,11 +448,26 @@ def jvp(f: Callable, args, tangents, loops: str = "roll") -> tuple[Any, Any]:
     return derivative(f, *args, *tangents, transform="jvp", loops=loops)(*args, *tangents)
 
 
+@_user_facing
 def jacobian(f: Callable, x, mode: str = "auto", loops: str = "roll") -> np.ndarray:
-    """The dense Jacobian of `f` (array or float valued) at the array or float
-    `x`, of shape `value.shape + x.shape`: by rows from one pullback
-    (`mode="rev"`), by columns from one Jacobian-vector product (`"fwd"`), or
-    whichever runs fewer times (`"auto"`). Both are exact and agree."""
+    """The dense Jacobian of `f` (array or float valued) at the array or float `x`.
+
+    Returns an array of shape `value.shape + x.shape`: by rows from one
+    pullback (`mode="rev"`), by columns from one Jacobian-vector product
+    (`"fwd"`), or whichever runs fewer times (`"auto"`). Both are exact and
+    agree. Caches nothing.
+
+    Raises ValueError for another `mode` or a value that is not one array or
+    float, and the errors `vjp` raises.
+
+    Example:
+
+        >>> import numpy as np
+        >>> import yota_src as ys
+        >>> ys.jacobian(lambda x: x[::-1] * 2, np.array([1.0, 2.0]))
+        array([[0., 2.],
+               [2., 0.]])
+    """
     if mode not in ("auto", "rev", "fwd"):
         raise ValueError(f"mode={mode!r}: use \"rev\", \"fwd\" or \"auto\"")
     value, pullback = vjp(f, x, loops=loops)
@@ -292,18 +507,36 @@ def _stacked(items: list, outer: tuple, inner: tuple) -> np.ndarray:
         outer + inner)
 
 
-def derivative(f: Callable, *args, transform: str = "grad", wrt=None,
+@_user_facing
+def derivative(f: Callable, *args, transform: str = "grad",
+               wrt: int | str | Sequence[int | str] | None = None,
                loops: str = "roll") -> GradFunction:
-    """The generated code of a derivative of `f`, with `.source` and
-    `.save(path)` like `simplegrad`:
+    """The generated code of a derivative of `f`, as a `GradFunction` with
+    `.source` and `.save(path)` like `simplegrad`'s:
 
     - `"grad"`: `simplegrad(f, *args, wrt=wrt)`;
     - `"hvp"`: `args` are `(x, v)`; `hvp_<name>(x, v)` returns `H v`;
     - `"jvp"`: `args` are f's arguments, then one tangent per float argument;
       `jvp_<name>(*args, *tangents)` returns `(value, tangent_out)`.
 
-    Raises NoDiffRuleError where a template on the way is not differentiable
-    (second order), ValueError for arguments that do not fit the transform."""
+    Caches nothing: each call generates the code.
+
+    Raises `errors.NoDiffRuleError` where a template on the way is not
+    differentiable (second order), ValueError for an unknown `transform` or
+    `wrt` with another transform than `"grad"`, TypeError for arguments that
+    do not fit the transform or a callable that is not a plain function,
+    and the errors `grad` raises.
+
+    Example:
+
+        >>> import numpy as np
+        >>> import yota_src as ys
+        >>> def f(x):
+        ...     return np.sum(x ** 3)
+        >>> product = ys.derivative(f, np.ones(2), np.ones(2), transform="hvp")
+        >>> product(np.array([1.0, 2.0]), np.array([1.0, 0.0]))
+        array([6., 0.])
+    """
     if transform == "grad":
         return simplegrad(f, *args, wrt=wrt, loops=loops)
     if transform not in ("hvp", "jvp"):
@@ -342,11 +575,57 @@ _FUNCTION = types.FunctionType
 _building: dict[Any, threading.Lock] = {}  # one build at a time per cache key
 
 
-def grad(f: Callable, *args, dynamic: bool = False, wrt=None, loops: str = "roll",
+@_user_facing
+def grad(f: Callable, *args, dynamic: bool = False,
+         wrt: int | str | Sequence[int | str] | None = None, loops: str = "roll",
          has_aux: bool = False, **keywords) -> tuple[Any, GradientResult]:
-    """The value of `f(*args)` and its gradient for every positional argument
-    (`loops`: as for `simplegrad`). With `has_aux`, `f` returns `(loss, aux)`
-    and the value is that pair: `aux` comes back as computed, not differentiated."""
+    """The value of the scalar `f(*args)` and its gradient for every
+    positional argument.
+
+    Returns `(value, g)`, `g` a `GradientResult`: `g[i]` is the gradient for
+    argument `i` (an array or float shaped like it, a `{path: gradient}`
+    dict for a struct, None where there is nothing to differentiate). `wrt`
+    picks the arguments to differentiate, by position or parameter name;
+    `loops` is as for `simplegrad`. With `has_aux`, `f` returns `(loss,
+    aux)`, the value is that pair and `aux` comes back as computed. With
+    `dynamic=True` a decision taken from the data (a branch, a shape, a
+    random draw) may go another way than when the code was generated: that
+    path is generated and cached too.
+
+    Caches the generated gradient for the life of the process, per function
+    and specialisation: the arguments' types, shapes and dtypes, the values
+    of non-array arguments, `wrt`, `loops` and `has_aux`, and what the trace
+    read from outside the arguments (globals, closure variables, defaults,
+    class attributes, imported modules). A later call with the same kind of
+    arguments runs the cached code only; rebinding something it read
+    generates again, never answering from stale code. Its large
+    temporaries are kept in work arrays between calls. A rule registered
+    with `diffrule` after a gradient was cached does not change it.
+
+    Raises:
+
+    - `errors.SourceUnavailableError` where `f` has no readable source (a
+      builtin, `exec`, `python -c`, the interactive prompt before Python 3.13);
+    - `errors.UnsupportedSyntaxError`, `errors.NoDiffRuleError`,
+      `errors.MutationError` for what cannot be differentiated, naming the
+      user's file and line;
+    - `errors.ControlFlowChanged` where the data takes a decision the other
+      way than when the code was generated (without `dynamic`);
+    - ValueError where `f` returns no scalar (a float or a size-1 array), or
+      no `(loss, aux)` pair with `has_aux`;
+    - TypeError for keyword arguments meant for `f`, a bad `wrt`, or
+      arguments `f` cannot be called with.
+
+    Example:
+
+        >>> import numpy as np
+        >>> import yota_src as ys
+        >>> def loss(w, x):
+        ...     return np.sum((w * x) ** 2)
+        >>> value, g = ys.grad(loss, np.array([1.0, 2.0]), np.array([3.0, 1.0]))
+        >>> print(value, g[0], g[1])
+        13.0 [18.  4.] [6. 8.]
+    """
     if keywords:
         _refuse_keywords("grad", keywords)
     if type(f) is _FUNCTION:
@@ -489,13 +768,40 @@ def _held_output(function: Callable, args: tuple):
         sys.stderr.write(stderr.getvalue())
 
 
-def simplegrad(f: Callable, *args, wrt=None, loops: str = "roll", has_aux: bool = False,
-               **keywords) -> GradFunction:
+@_user_facing
+def simplegrad(f: Callable, *args, wrt: int | str | Sequence[int | str] | None = None,
+               loops: str = "roll", has_aux: bool = False, **keywords) -> GradFunction:
     """A gradient function for arguments like `args`, with readable source.
+
+    Returns a `GradFunction` `df`: `df(*args)` gives `(value, d0, d1, ...)`
+    (`((loss, aux), d0, ...)` with `has_aux`), `df.source` the module and
+    `df.save(path)` writes it. `wrt` picks the arguments that get gradient
+    code, by position or parameter name; the others give None.
     `loops="roll"` writes a run of iterations that do the same work as a
-    loop (and its reversed loop in the backward pass); "unroll" writes
-    straight-line code. With `has_aux`, `f` returns `(loss, aux)` and the
-    function returns `((loss, aux), d0, d1, ...)`."""
+    loop (and its reversed loop in the backward pass); `"unroll"` writes
+    straight-line code.
+
+    Caches nothing: each call generates the code (`grad` is the cached
+    form). The code is specialised to the shapes, dtypes and non-array
+    values of `args`; calling it with others raises
+    `errors.SignatureMismatch`.
+
+    Raises what `grad` raises while generating, and ValueError for another
+    `loops`.
+
+    Example:
+
+        >>> import numpy as np
+        >>> import yota_src as ys
+        >>> def loss(w, x):
+        ...     return np.sum((w * x) ** 2)
+        >>> df = ys.simplegrad(loss, np.ones(2), np.ones(2), wrt="w")
+        >>> value, dw, dx = df(np.array([1.0, 2.0]), np.array([3.0, 1.0]))
+        >>> print(value, dw, dx)
+        13.0 [18.  4.] None
+        >>> "def grad_loss(w, x):" in df.source
+        True
+    """
     _refuse_keywords("simplegrad", keywords)
     fn, full_args, n_bound = _target(f, args)
     compiled = _build(fn, full_args, _wrt_indices(wrt, len(args), n_bound, fn, full_args),
@@ -503,8 +809,28 @@ def simplegrad(f: Callable, *args, wrt=None, loops: str = "roll", has_aux: bool 
     return GradFunction(compiled, full_args[:n_bound])
 
 
+@_user_facing
 def trace(f: Callable, *args) -> tuple[Any, Tape]:
-    """The value of `f(*args)` and the tape of primitive operations behind it."""
+    """The value of `f(*args)` and the tape of primitive operations behind it.
+
+    Returns `(value, tape)`, `tape` a `Tape`: `print(tape)` lists one
+    operation per line, `tape.play(*args)` runs it again and
+    `tape.compile()` makes it a Python function. Random draws are those of
+    one call of `f` (they are not put back). Caches nothing.
+
+    Raises `errors.SourceUnavailableError`, `errors.UnsupportedSyntaxError`
+    and `errors.MutationError` as `grad` does; nothing needs a rule.
+
+    Example:
+
+        >>> import numpy as np
+        >>> import yota_src as ys
+        >>> def f(x):
+        ...     return np.sum(np.tanh(x))
+        >>> value, tape = ys.trace(f, np.zeros(3))
+        >>> print(str(tape).splitlines()[0])
+        %1 = input x  :: float64 (3,)
+    """
     fn, full_args, _ = _target(f, args)
     with _errors_at_user_lines():
         unroller, value, signature = _unroll(fn, full_args, rewind_draws=False)
@@ -515,15 +841,42 @@ def trace(f: Callable, *args) -> tuple[Any, Tape]:
     return values_of(value), tape
 
 
-def diffrule(fn: Callable, wrt: str | None = None, expr: str | None = None):
-    """Register the derivative of `fn`.
+def diffrule(fn: Callable, wrt: str | None = None,
+             expr: str | None = None) -> Callable[[Callable], Callable] | None:
+    """Register the derivative of `fn`, which becomes a primitive: calls to
+    it are recorded, not inlined, and the generated code calls it.
 
-    `ys.diffrule(fn, "x", "y * (1 - y) * dy")`: the expression form, in which
+    `diffrule(fn, "x", "y * (1 - y) * dy")` is the expression form, in which
     `y` is fn's result, `dy` the incoming gradient and fn's parameters its
-    inputs. `@ys.diffrule(fn)` on a function `(dy, y, <fn's parameters>)`
-    that assigns `d<param>`: the template form, as in `templates/`; a
-    template with `**kw` receives the call's keyword arguments. Either way
-    `fn` becomes a primitive: calls to it are recorded, not inlined.
+    inputs; it returns None. `@diffrule(fn)` on a function `(dy, y, <fn's
+    parameters>)` that assigns `d<param>` is the template form, as in
+    `templates/`: it returns the decorator, which returns the template
+    unchanged. A template with `**kw` receives the call's keyword arguments.
+
+    Caches: the rule goes into the process-wide registry, replacing an
+    earlier rule for the same parameter; gradients `grad` cached before keep
+    the code they were generated with.
+
+    Raises TypeError where only one of `wrt` and `expr` is given, `fn` has no
+    parameter `wrt` or no inspectable signature, or a parameter is named `y`
+    or `dy`; SyntaxError for an expression that does not parse. A rule that
+    leaves out an input it receives data for raises
+    `errors.NoDiffRuleError` when it is used.
+
+    Example:
+
+        >>> import numpy as np
+        >>> import yota_src as ys
+        >>> def logistic(x):
+        ...     return 1.0 / (1.0 + np.exp(-x))
+        >>> ys.diffrule(logistic, "x", "y * (1 - y) * dy")
+        >>> @ys.diffrule(logistic)  # the same rule, as a template
+        ... def logistic_rule(dy, y, x):
+        ...     dx = y * (1 - y) * dy
+
+    Code that calls `logistic` then differentiates through the rule, and
+    its generated module calls `logistic` once (a module-level function of
+    an importable module, which the generated code imports).
     """
     if wrt is None and expr is None:
         return rules.adjoint(fn)
@@ -533,8 +886,26 @@ def diffrule(fn: Callable, wrt: str | None = None, expr: str | None = None):
     return None
 
 
-def update(m, gm, fn: Callable):
-    """Apply `fn(old, grad)` at every path of `gm` (or to the array `m`)."""
+def update(m: Any, gm: Any, fn: Callable[[Any, Any], Any]) -> Any:
+    """Apply `fn(old, grad)` at every path of the gradient dict `gm` (or to
+    the array `m` itself, where `gm` is an array): Yota's `update!`.
+
+    Returns `m`, changed in place where the container allows it (arrays,
+    dicts, lists, objects); where an immutable container (a tuple,
+    namedtuple or frozen dataclass) is on a path, a rebuilt one: use the
+    value it returns. Caches nothing.
+
+    Raises what `fn` raises, and KeyError, IndexError or AttributeError for a
+    path `m` does not have.
+
+    Example:
+
+        >>> import numpy as np
+        >>> import yota_src as ys
+        >>> params = {"W": np.ones(2), "b": 0.5}
+        >>> ys.update(params, {("W",): np.array([1.0, 2.0])}, lambda old, g: old - 0.1 * g)
+        {'W': array([0.9, 0.8]), 'b': 0.5}
+    """
     if not isinstance(gm, dict):
         new = fn(m, gm)
         if isinstance(m, np.ndarray) and m.flags.writeable and np.shape(new) == m.shape:
@@ -547,14 +918,26 @@ def update(m, gm, fn: Callable):
     return m
 
 
+@_user_facing
 def check_grad(f: Callable, *args, rtol: float = 1e-5, atol: float = 1e-7) -> None:
     """Compare `grad(f, *args)` with central finite differences.
 
-    Raises AssertionError with a report per argument where they disagree.
-    The tolerances are at least what central differences reach in a leaf's
-    precision (about 2e-4 for float32). Random generators among the arguments
-    are put back before every evaluation, so each sees the same draws, and are
-    left where they stood.
+    Returns None when they agree; raises AssertionError with a report per
+    argument where they do not. The tolerances are at least what central
+    differences reach in a leaf's precision (about 2e-4 for float32). Random
+    generators among the arguments are put back before every evaluation, so
+    each sees the same draws, and are left where they stood.
+
+    Caches: it calls `grad(f, *args, dynamic=True)`, whose cache keeps the
+    gradient. Raises the errors `grad` raises besides.
+
+    Example:
+
+        >>> import numpy as np
+        >>> import yota_src as ys
+        >>> def f(x):
+        ...     return np.sum(np.sin(x) * x)
+        >>> ys.check_grad(f, np.array([0.5, 1.5]))
     """
     start = random_states(_generators_in(args))
     _, g = grad(f, *args, dynamic=True)
@@ -917,7 +1300,7 @@ def _at_line(error: Exception, location) -> Exception:
         text = "\n" * (location.lineno - 1) + f"raise {name}"
     code = compile(text, location.filename, "exec")
     try:
-        exec(code.replace(co_name="<unrolled by yota-src>"), {name: error})
+        exec(code.replace(co_name=AT_USER_LINE), {name: error})
     except Exception as raised:
         return error.with_traceback(raised.__traceback__.tb_next)
     return error  # pragma: no cover - the exec always raises

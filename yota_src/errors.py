@@ -3,18 +3,41 @@
 Every error that concerns the user's code carries a `Location` and prints it
 the way a compiler would: file, line, the line itself and a caret under the
 construct, then what to do about it.
+
+`SignatureMismatch` and `ControlFlowChanged` are ValueErrors, raised by
+generated code when it is called outside what it was generated for; a saved
+module, which imports nothing of yota-src, raises ValueError with the same
+message. The public API raises these errors without yota-src's own frames
+in the traceback (set YOTA_SRC_FULL_TRACEBACK=1 to see them all).
+
+Example:
+
+    >>> import numpy as np
+    >>> import yota_src as ys
+    >>> from yota_src.errors import SourceUnavailableError
+    >>> try:
+    ...     ys.grad(np.sum, np.ones(3))
+    ... except SourceUnavailableError as error:
+    ...     print(error.message.split(" (")[0])
+    np.sum is a primitive
 """
 
 from __future__ import annotations
 
 import os
 import re
+import types
 from dataclasses import dataclass, field
+
+__all__ = ["Location", "YotaError", "SourceUnavailableError", "UnsupportedSyntaxError",
+           "NoDiffRuleError", "MutationError", "UnsaveableError", "SignatureMismatch",
+           "ControlFlowChanged"]
 
 
 @dataclass(frozen=True)
 class Location:
-    """Where in the user's source an operation came from."""
+    """Where in the user's source an operation came from: file, line, the
+    line's text and the columns of the construct."""
 
     filename: str
     lineno: int
@@ -70,7 +93,9 @@ class LoopEntry:
 
 
 class YotaError(Exception):
-    """Base of the errors that point at the user's code."""
+    """Base of the errors that point at the user's code: `message` says what
+    happened, `location` (a `Location`, or None) where, `hint` what to do;
+    `str(error)` puts them together as a compiler would."""
 
     def __init__(self, message: str, location: Location | None = None, hint: str = ""):
         self.message = message
@@ -121,3 +146,52 @@ class SignatureMismatch(ValueError):
 class ControlFlowChanged(ValueError):
     """A data-dependent branch went the other way than when the gradient was
     generated."""
+
+
+# --- what the user sees ---------------------------------------------------
+
+# The name of the one frame an error placed at the user's line is raised
+# from (api._at_line): the traceback shows the user's file and line there.
+AT_USER_LINE = "<unrolled by yota-src>"
+
+# yota-src's own files: the package, and its templates wherever they lie
+# (a development checkout links yota_src/templates to templates/).
+_OWN = tuple(sorted({os.path.join(path, "") for path in (
+    os.path.dirname(os.path.abspath(__file__)),
+    os.path.realpath(os.path.dirname(os.path.abspath(__file__))),
+    os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")))}))
+
+
+def meant_for_user(error: BaseException) -> bool:
+    """Is `error` one yota-src raised for the user to act on (a YotaError, or
+    an error placed at the user's line), rather than a bug of ours, whose
+    frames whoever fixes it needs? YOTA_SRC_FULL_TRACEBACK=1 says no to all,
+    to see every frame."""
+    if os.environ.get("YOTA_SRC_FULL_TRACEBACK"):
+        return False
+    if isinstance(error, YotaError):
+        return True
+    traceback = error.__traceback__
+    while traceback is not None:
+        if traceback.tb_frame.f_code.co_name == AT_USER_LINE:
+            return True
+        traceback = traceback.tb_next
+    return False
+
+
+def without_internal_frames(error: BaseException) -> BaseException:
+    """`error` with yota-src's own frames taken out of its traceback, so that
+    what the user reads is their call, their line and the message: a dozen
+    frames of the unroller say nothing they can act on. Their own frames
+    (a function of theirs that ran natively, the line an error was placed
+    at) stay."""
+    kept = []
+    traceback = error.__traceback__
+    while traceback is not None:
+        if not traceback.tb_frame.f_code.co_filename.startswith(_OWN):
+            kept.append(traceback)
+        traceback = traceback.tb_next
+    trimmed = None
+    for each in reversed(kept):
+        trimmed = types.TracebackType(trimmed, each.tb_frame, each.tb_lasti, each.tb_lineno)
+    return error.with_traceback(trimmed)

@@ -147,7 +147,23 @@ def parameter_names(fn: Callable) -> list[str] | None:
 
 def nodiff(fn: Callable, *argnames: str) -> None:
     """No gradient flows into the parameters `argnames` of `fn`: the result is
-    piecewise constant in them."""
+    piecewise constant in them (Yota's `@nodiff`). A float reaching such a
+    parameter gets no gradient code, and no NoDiffRuleError for the missing
+    rule.
+
+    Returns None. Caches: the declaration goes into the process-wide
+    registry, added to earlier ones for `fn`; gradients `grad` cached before
+    keep their code. Raises nothing: a name `fn` has no parameter for is
+    not checked, so spell it as `fn`'s signature does.
+
+    Example:
+
+        >>> import numpy as np
+        >>> import yota_src as ys
+        >>> def clip_at(x, limit):
+        ...     return np.minimum(x, limit)
+        >>> ys.nodiff(clip_at, "limit")
+    """
     _nodiff_args.setdefault(fn, set()).update(argnames)
 
 

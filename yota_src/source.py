@@ -77,9 +77,10 @@ def _parse(code: types.CodeType) -> FunctionSource:
         lines, first_line = inspect.getsourcelines(code)
     except (OSError, TypeError):
         raise SourceUnavailableError(
-            f"the source of {name}() (from {code.co_filename}) cannot be read",
-            hint="yota-src reads source with inspect: define the function in a file "
-                 "(not in exec(), eval() or the interactive prompt).") from None
+            f"the source of {name}() cannot be read: {_why_no_source(code.co_filename)}",
+            hint="yota-src reads a function's source with inspect. Put the function in a "
+                 "file (a module you import, or a script you run), or use IPython or "
+                 "Jupyter, which keep the source of every cell.") from None
     first_line = max(first_line, 1)
     raw = "".join(lines)
     text = textwrap.dedent(raw)
@@ -109,6 +110,19 @@ def _parse(code: types.CodeType) -> FunctionSource:
                                      location, hint="Give the function a name with `def`.")
     return FunctionSource(node, code.co_filename, first_line, lines, indent, text,
                           _private_names(code))
+
+
+def _why_no_source(filename: str) -> str:
+    """Where a function without readable source came from, in the user's
+    words: the prompt and `python -c` are where people meet this first."""
+    if filename == "<stdin>":
+        return ("it was typed at Python's interactive prompt, which keeps no source "
+                "(the prompt of Python 3.13 and newer does)")
+    if filename == "<string>":
+        return "it was defined by code run from a string (exec(), eval() or `python -c`)"
+    if filename.startswith("<"):
+        return f"it was defined in {filename}, which keeps no source"
+    return f"its file, {filename}, cannot be read"
 
 
 _FUTURE_FLAGS = 0

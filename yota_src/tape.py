@@ -192,10 +192,32 @@ def readers(ops: list[Op], output) -> dict[Op, list]:
 # --- the tape -------------------------------------------------------------
 
 class Tape:
-    """A straight-line program over the leaves of a function's arguments.
+    """A straight-line program over the leaves of a function's arguments:
+    what `trace` returns, and `GradientResult.tape`.
 
-    `output` is a nested structure of ops and static values: the primal's
-    result for a forward tape; `(result, gradients...)` for a gradient tape.
+    `print(tape)` lists one primitive operation per line (`%3 = np.tanh(%2)
+    :: float64 (3, 5)  # model.py:12`) and its output; `tape.play(*args)`
+    runs it again on arguments of the same specialisation, `tape.compile()`
+    makes it a Python function. In Jupyter it shows as highlighted source.
+    A tape holds each op's shape, dtype and source line, never the example
+    values, so keeping one keeps no arrays alive; it caches nothing.
+    `play` and `compile`'s function raise `errors.SignatureMismatch` for
+    other arguments, and `errors.ControlFlowChanged` where the data takes a
+    branch the other way.
+
+    Example:
+
+        >>> import numpy as np
+        >>> import yota_src as ys
+        >>> def f(x):
+        ...     return np.sum(np.tanh(x))
+        >>> value, tape = ys.trace(f, np.zeros(3))
+        >>> print(tape.play(np.ones(3)) == f(np.ones(3)), len(tape))
+        True 3
+
+    For the stages that build and rewrite tapes: `output` is a nested
+    structure of ops and static values: the primal's result for a forward
+    tape; `(result, gradients...)` for a gradient tape.
     `n_forward` counts the ops that belong to the primal.
 
     `origins` and `labels` say what an op stands for, for the naming pass: a string is a
@@ -238,6 +260,7 @@ class Tape:
 
     @property
     def inputs(self) -> list[Input]:
+        """The ops that read the arguments' leaves, in order."""
         return [op for op in self.ops if isinstance(op, Input)]
 
     def forward(self) -> Tape:
@@ -320,9 +343,12 @@ class Tape:
                 _fault(f"an origin is recorded for an op {_where(op, self.ops)}")
         return self
 
-    def play(self, *args):
-        """Re-run the tape on new arguments of the same specialisation; other
-        arguments, or outside state that changed, are refused."""
+    def play(self, *args) -> Any:
+        """Run the tape again on new arguments of the same specialisation and
+        return what `f` would. Raises `errors.SignatureMismatch` for other
+        arguments (kinds, shapes, dtypes) or outside state that changed since
+        it was recorded, `errors.ControlFlowChanged` where a recorded decision
+        goes the other way."""
         self.check(args)
         values: dict[Op, Any] = {}
         for op in self.ops:
@@ -351,6 +377,7 @@ class Tape:
 
     @property
     def key(self):
+        """The specialisation it was recorded for, as ys.grad's cache keys it."""
         return self.signature.key
 
     # How a tape becomes a Python function: codegen's `compile_forward`, set by
@@ -358,7 +385,9 @@ class Tape:
     compiler: Callable[[Tape], Callable] | None = None
 
     def compile(self) -> Callable:
-        """A Python function equivalent to `play`, without the interpretation."""
+        """A Python function equivalent to `play`, without the interpretation:
+        generated code, raising what `play` raises. Generated anew on each
+        call; keep the function."""
         function = Tape.compiler(self.forward())
         if not self.dependencies:
             return function
@@ -367,6 +396,15 @@ class Tape:
             self.check(args)
             return function(*args)
         return functools.wraps(function)(checked)
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the listing `print(tape)` gives, highlighted (display.py)."""
+        from .display import source_html
+        return source_html(str(self))
+
+    def _repr_markdown_(self) -> str:
+        from .display import source_markdown
+        return source_markdown(str(self))
 
 
 class TapeError(AssertionError):
