@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from . import codegen, cotangents, counts, display, loader, passes, rules, transforms
+from . import array_library, codegen, cotangents, counts, display, loader, passes, rules, transforms
 from .adjoint import differentiate
 from .cache import GradientCache
 from .errors import (
@@ -380,13 +380,14 @@ def _shaped_like(arg, tangent, what: str):
     """`tangent` as a value of `arg`'s type, shape and dtype: a vector for H v
     or a tangent must be shaped as its argument (broadcasting would give
     another product), and the generated code is specialised to its type."""
+    tangent = array_library.to_host(tangent)
     if np.shape(tangent) != np.shape(arg) or not isinstance(
             tangent, (int, float, np.number, np.ndarray)) or np.iscomplexobj(tangent):
         raise ValueError(f"{what} must be a real array or float of the shape of its argument, "
                          f"{np.shape(arg)}; got {type(tangent).__name__} of shape "
                          f"{np.shape(tangent)}")
-    if isinstance(arg, np.ndarray):
-        return np.asarray(tangent, dtype=arg.dtype)
+    if array_library.is_ndarray(arg):
+        return array_library.like(arg, np.asarray(tangent, dtype=arg.dtype))
     if isinstance(arg, np.generic):
         return arg.dtype.type(tangent)
     return float(tangent)
@@ -411,7 +412,7 @@ def hessian(f: Callable, x, loops: str = "roll") -> np.ndarray:
                [1., 0.]])
     """
     product = derivative(f, x, x, transform="hvp", loops=loops)
-    return _stacked([product(x, unit) for unit in _units(x)], np.shape(x), np.shape(x))
+    return _stacked([product(x, unit) for unit in _units(x)], np.shape(x), np.shape(x), x)
 
 
 @_user_facing
@@ -476,35 +477,40 @@ def jacobian(f: Callable, x, mode: str = "auto", loops: str = "roll") -> np.ndar
         mode = "rev" if np.size(value) <= np.size(x) else "fwd"
     if mode == "rev":
         rows = [pullback(unit)[0] for unit in _units(value)]
-        return _stacked(rows, np.shape(value), np.shape(x))
+        return _stacked(rows, np.shape(value), np.shape(x), x)
     product = derivative(f, x, x, transform="jvp", loops=loops)
-    columns = [np.asarray(product(x, unit)[1]) for unit in _units(x)]
+    columns = [product(x, unit)[1] for unit in _units(x)]
     jac = _stacked(columns, np.shape(x), np.shape(value))  # x.shape + value.shape
     n_in = np.ndim(x)
-    return np.transpose(jac, tuple(range(n_in, jac.ndim)) + tuple(range(n_in)))
+    return array_library.like(x, np.transpose(jac, tuple(range(n_in, jac.ndim))
+                                              + tuple(range(n_in))))
 
 
 def _require_single(value, who: str) -> None:
     """A Jacobian is of one array or float; vjp takes structured values."""
-    if not isinstance(value, np.ndarray) and not cotangents.is_float(value):
+    if not array_library.is_ndarray(value) and not cotangents.is_float(value):
         raise ValueError(f"{who} to return one array or float; it returned a "
                          f"{type(value).__name__} (ys.vjp takes structured values)")
 
 
 def _units(x):
-    """Each unit vector of x's shape and dtype (a float for a float)."""
+    """Each unit vector of x's shape, dtype and library (a float for a float)."""
     size = np.size(x)
     for index in range(size):
-        unit = np.zeros(size, dtype=x.dtype if isinstance(x, (np.ndarray, np.generic))
-                        else np.float64)
+        dtype = x.dtype if array_library.is_ndarray(x) or isinstance(x, np.generic) \
+            else np.float64
+        unit = np.zeros(size, dtype=dtype)
         unit[index] = 1
-        yield unit.reshape(np.shape(x)) if isinstance(x, np.ndarray) else \
+        yield array_library.like(x, unit.reshape(np.shape(x))) if array_library.is_ndarray(x) else \
             _shaped_like(x, unit[0], "x")
 
 
-def _stacked(items: list, outer: tuple, inner: tuple) -> np.ndarray:
-    return np.asarray(items, dtype=np.result_type(*items) if items else float).reshape(
+def _stacked(items: list, outer: tuple, inner: tuple, like=None):
+    """The items as one array of shape `outer + inner`, in `like`'s library."""
+    items = [array_library.to_host(item) for item in items]
+    stacked = np.asarray(items, dtype=np.result_type(*items) if items else float).reshape(
         outer + inner)
+    return array_library.like(like, stacked)
 
 
 @_user_facing
@@ -948,10 +954,12 @@ def check_grad(f: Callable, *args, rtol: float = 1e-5, atol: float = 1e-7) -> No
                 continue
             rewind(start)
             numeric = numerical_gradient(f, args, index, path)
-            analytic = g[index] if not path and kind_of(arg) != "struct" else \
-                (g[index] or {}).get(user_path(path), np.zeros_like(numeric))
+            analytic = array_library.to_host(
+                g[index] if not path and kind_of(arg) != "struct" else
+                (g[index] or {}).get(user_path(path), np.zeros_like(numeric)))
             # central differences in float32 are good to about eps ** (2/3), not 1e-5
-            floor = 10 * np.finfo(np.result_type(leaf)).eps ** (2 / 3)
+            floor = 10 * np.finfo(leaf.dtype if is_array(leaf) else np.result_type(leaf)).eps \
+                ** (2 / 3)
             close = functools.partial(np.isclose, rtol=max(rtol, floor), atol=max(atol, floor))
             if not close(analytic, numeric).all():
                 numeric = _refined(f, args, index, path, numeric)
@@ -984,9 +992,10 @@ def numerical_gradient(f: Callable, args: tuple, index: int, path: tuple = (),
     """Central finite differences of a scalar `f` for one leaf of one argument,
     with the step that balances truncation and rounding, divided by `shorter`."""
     leaf = get_path(args[index], path)
-    base = np.array(leaf, dtype=np.float64)
+    base = np.array(array_library.to_host(leaf), dtype=np.float64)
     out = np.zeros_like(base)
-    step_scale = np.finfo(np.result_type(leaf)).eps ** (1 / 3) / shorter
+    step_scale = np.finfo(leaf.dtype if is_array(leaf) else np.result_type(leaf)).eps \
+        ** (1 / 3) / shorter
     start = random_states(_generators_in(args))
     for position in np.ndindex(base.shape):
         step = step_scale * max(1.0, abs(base[position]))
@@ -998,15 +1007,16 @@ def numerical_gradient(f: Callable, args: tuple, index: int, path: tuple = (),
             new_arg = rebuild(args[index], lambda p, v: new_leaf if p == path else v)
             rewind(start)  # the same draws at every evaluation
             result = f(*args[:index], new_arg, *args[index + 1:])
-            values.append(float(np.asarray(result, dtype=np.float64).reshape(())))
+            values.append(float(np.asarray(array_library.to_host(result),
+                                           dtype=np.float64).reshape(())))
         out[position] = (values[0] - values[1]) / (2 * step)
     rewind(start)
     return out
 
 
 def _like(leaf, values: np.ndarray):
-    if isinstance(leaf, np.ndarray):
-        return values.astype(leaf.dtype)
+    if array_library.is_ndarray(leaf):
+        return array_library.like(leaf, values.astype(leaf.dtype))
     return type(leaf)(values[()])
 
 
@@ -1113,9 +1123,16 @@ def _unroll(fn: Callable, args: tuple, rewind_draws: bool = True, loops: str = "
             hint="Differentiate a Python function (`def` or `lambda`) that calls it.")
     source = function_source(plain)
     _check_call(plain, args, source)
-    signature = Signature.of(plain.__name__, _parameter_names(plain, len(args)), args,
+    params = _parameter_names(plain, len(args))
+    library = array_library.library_of(params, args)
+    passed = signature_key(args)  # what the code takes: device arrays, for CuPy
+    if library != array_library.NUMPY:
+        args = array_library.on_host(args)  # traced on the host; the code runs on the device
+    signature = Signature.of(plain.__name__, params, args,
                              module=getattr(plain, "__module__", "") or "",
-                             qualname=plain.__qualname__, source_hash=source.source_hash)
+                             qualname=plain.__qualname__, source_hash=source.source_hash,
+                             library=library)
+    signature.key = passed
     unroller = Unroller()
     unroller.roll = loops == "roll"  # a loop may become a loop op while traced
 
@@ -1255,16 +1272,18 @@ def _build(fn: Callable, args: tuple, wrt_args: frozenset, loops: str = "roll",
         tape = transforms.without_cotangent(tape)
     kind = "vjp" if pullback else kind
     source, constants = codegen.generate(tape, kind)
+    constants, copied = array_library.device_constants(constants, signature.library)
     function = loader.load(source, codegen.function_name(tape, kind), constants)
     passed = _generators_in(args)
     if pullback:
         forward = forward.replace(output=forward.output[0])
     return _Compiled(function, source, eliminate_dead_code(forward),
-                     tuple(unroller.dependencies.values()),
+                     tuple(unroller.dependencies.values()) + copied,
                      generators=tuple(generator for generator, _ in unroller.random_states.values()
                                       if not any(generator is each for each in passed)),
                      draws=bool(unroller.random_states), holds_output=_holds_output(forward),
-                     value=values_of(value) if pullback else None)
+                     value=array_library.in_library(values_of(value), signature.library)
+                     if pullback else None)
 
 
 class _errors_at_user_lines:  # noqa: N801 - used as a `with` statement

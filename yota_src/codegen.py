@@ -33,7 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import contexts, loop_code, operators, primitives
+from . import array_library, contexts, loop_code, operators, primitives
 from .errors import UnsupportedSyntaxError
 from .facts import Fact, facts
 from .loader import InProcessOnly, load
@@ -92,6 +92,29 @@ def _is_array(value) -> bool:
     return not (isinstance(value, Call) and value.fn in primitives.METHODS)
 
 
+def _float_scalar(value) -> bool:
+    """A float that may be a Python or NumPy scalar when the code runs."""
+    if isinstance(value, (float, np.floating)):
+        return True
+    return isinstance(value, Op) and value.shape == () and value.dtype is not None \
+        and np.issubdtype(value.dtype, np.inexact)
+
+
+# NumPy functions whose first parameter is a number, not an array-like.
+_NUMBER_FIRST = frozenset({np.arange, np.linspace, np.logspace, np.geomspace, np.full,
+                           np.zeros, np.ones, np.empty, np.eye, np.identity, np.tri,
+                           np.array, np.asarray, np.asanyarray, np.ascontiguousarray})
+
+
+def _array_first(fn) -> bool:
+    """A NumPy routine (not a ufunc) whose first parameter is an array-like,
+    which NumPy makes an array of and CuPy requires to be one already."""
+    path = primitives.function_path(fn)
+    return path is not None and path.startswith("np.") and not isinstance(fn, np.ufunc) \
+        and path.count(".") == 1 + path.startswith(("np.linalg.", "np.fft.")) \
+        and fn not in _NUMBER_FIRST
+
+
 class CodegenError(UnsupportedSyntaxError):
     """A value the generated code has no way to spell; raised at the line of
     the op that needs it."""
@@ -115,6 +138,7 @@ def function_name(tape: Tape, kind: str) -> str:
 def compile_forward(tape: Tape) -> Callable:
     """The primal tape as a loaded Python function (`Tape.compile`)."""
     source, constants = generate(tape, kind="forward")
+    constants, _ = array_library.device_constants(constants, tape.signature.library)
     return load(source, function_name(tape, "forward"), constants)
 
 
@@ -128,6 +152,16 @@ def generate(tape: Tape, kind: str = "gradient") -> tuple[str, dict]:
 
     The text holds a snapshot of each array the primal read from its globals
     or closures; an in-process loader binds the names to the live arrays.
+    Code for CuPy arguments is written for NumPy, then respelled.
+    """
+    text, constants = _numpy_module(tape, kind)
+    if tape.signature.library == array_library.CUPY:
+        text = array_library.respell(text, function_name(tape, kind))
+    return text, constants
+
+
+def _numpy_module(tape: Tape, kind: str) -> tuple[str, dict]:
+    """`generate`'s module as written for NumPy.
 
     A parameter may be called like something the code needs (`np`, `len`,
     `type`): the function keeps the user's parameters, and where one would
@@ -316,8 +350,9 @@ class _Writer:
         what = _WHAT[self.kind]
         qualified = f"{sig.module}.{sig.qualname}" if sig.module else sig.qualname
         paragraphs = [f"{what} of {qualified} (source sha1 {sig.source_hash})."]
-        paragraphs.append(
-            f"Specialised to: {sig.describe(self.tape.free_counts) or 'no arguments'}.")
+        device = " (CuPy arrays, on the device)" if sig.library == array_library.CUPY else ""
+        paragraphs.append(f"Specialised to{device}: "
+                          f"{sig.describe(self.tape.free_counts) or 'no arguments'}.")
         stated = []
         for op, fact in self.facts.items():
             text = fact.text if fact.repeated else f"{op.loc.short} `{op.text}` " + (
@@ -467,13 +502,17 @@ class _Writer:
                       dtype, rows: str | None = None) -> list[tuple[str, str]]:
         """The array `code` is a `cls` of this shape and dtype (`rows`: of any
         number of rows, so described)."""
-        got_type = _Field(f"type({code}).__qualname__")
+        got_type = (_Field(f"type({code}).__qualname__"),)
+        kind = cls.__qualname__
+        if self.sig.library != array_library.NUMPY and cls is np.ndarray:  # either is `ndarray`
+            kind = f"{self.sig.library}.{kind}"
+            got_type = (_Field(f"type({code}).__module__"), ".", *got_type)
         test = f"{code}.shape != {shape!r}"
         if rows is not None:
             test = f"{code}.shape[1:] != {shape[1:]!r}" if len(shape) > 1 \
                 else f"{code}.ndim != 1"
         return [(self._type_differs(code, cls),
-                 _message(f"{head} of type {cls.__qualname__}, got ", got_type)),
+                 _message(f"{head} of type {kind}, got ", *got_type)),
                 (f"{test} or {code}.dtype != {self._guard_dtype(dtype)}",
                  _message(f"{head} {rows or describe_dtype(dtype) + ' ' + str(shape)}, got ",
                           _Field(f"{code}.dtype"), " ", _Field(f"{code}.shape")))]
@@ -702,6 +741,12 @@ class _Writer:
         variable, a default, a global of `__main__`) is bound by the loader
         alone, and the module cannot be saved."""
         what = f"{describe_dtype(op.dtype)} array {op.shape}"
+        if self.sig.library == array_library.CUPY:
+            raise CodegenError(
+                f"{op.hint}, a NumPy {what} read from outside the arguments, is too large to "
+                f"write into the module (more than {LITERAL_LIMIT} elements), and the code runs "
+                "on the device, where no NumPy array can be read", op.loc,
+                hint=f"Pass {op.hint} to the function as an argument (cupy.asarray({op.hint})).")
         reach = self._reach(op)
         if reach is None:
             where = f"the array {op.hint} ({what}, read at {op.loc.short})" if op.loc \
@@ -922,7 +967,11 @@ class _Writer:
         if fn is primitives.draw:  # rng.normal(size=3)
             return ast.Call(ast.Attribute(self.literal(args[0]), args[1]),
                             [self.literal(a) for a in args[2:]], self.keywords(kwargs))
-        return ast.Call(self.function(fn), [self.literal(a) for a in args], self.keywords(kwargs))
+        arguments = [self.literal(a) for a in args]
+        if args and self.sig.library != array_library.NUMPY and _float_scalar(args[0]) \
+                and _array_first(fn):  # CuPy's routines take arrays only: cp.broadcast_to(1.0, s)
+            arguments[0] = ast.Call(self.function(np.asarray), [arguments[0]], [])
+        return ast.Call(self.function(fn), arguments, self.keywords(kwargs))
 
     def fstring(self, pieces) -> ast.expr:
         """The user's f-string, with the recorded values in its fields (a

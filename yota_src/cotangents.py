@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import nested
+from . import array_library, nested
 from .structs import Signature, rebuild
 from .traced import Traced
 from .unroll import Unroller
@@ -54,7 +54,7 @@ def _example_cotangent(leaf):
 def is_float(value) -> bool:
     """A float, a NumPy float scalar or a float array: what a gradient flows through."""
     return isinstance(value, (float, np.floating)) or (
-        isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.floating))
+        array_library.is_ndarray(value) and np.issubdtype(value.dtype, np.floating))
 
 
 def one_like(value):
@@ -63,8 +63,8 @@ def one_like(value):
     another NumPy float (float32 stays), ones for a float array."""
     if not is_float(value):
         return None
-    if isinstance(value, np.ndarray):
-        return np.ones_like(value)
+    if array_library.is_ndarray(value):
+        return array_library.like(value, np.ones(value.shape, value.dtype))
     return 1.0 if isinstance(value, float) else value.dtype.type(1.0)
 
 

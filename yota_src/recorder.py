@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import nested, primitives
+from . import array_library, nested, primitives
 from .errors import Location, NoDiffRuleError, UnsupportedSyntaxError
 from .structs import is_array
 from .tape import Call, Const, Guard, Input, Op, shape_and_dtype
@@ -50,6 +50,7 @@ class Recorder:
         since they may change in place); integer and boolean arrays (indices,
         masks) are compared by content in the dependency snapshot instead.
         """
+        array_library.refuse_device_value(array, name, loc)
         known = self.lifted.get(id(array))
         if known is not None and known.value is array:
             known.op.origin = known.op.origin or path

@@ -39,7 +39,9 @@ def is_array(value) -> bool:
     if isinstance(value, np.ndarray):
         return True
     kind = type(value)
-    return kind is not type and hasattr(kind, "__array_namespace__") and hasattr(kind, "shape")
+    if kind is type or not hasattr(kind, "shape"):
+        return False
+    return hasattr(kind, "__array_namespace__") or kind.__module__.partition(".")[0] == "cupy"
 
 
 def kind_of(value) -> str:
@@ -333,6 +335,7 @@ class Signature:
     qualname: str = ""
     source_hash: str = ""
     outside: tuple = ()  # what was read from outside the arguments, as docstring lines
+    library: str = "numpy"  # the arrays' library: "numpy", or "cupy" (array_library.py)
 
     containers: list[Container] = field(default_factory=list)
     key: Any = None  # signature_key of the arguments

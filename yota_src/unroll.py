@@ -29,6 +29,7 @@ import gast
 import numpy as np
 
 from . import (
+    array_library,
     contexts,
     counts,
     distributions,
@@ -890,6 +891,10 @@ class Unroller(Recorder):
     # -- calls ------------------------------------------------------------------
 
     def call(self, fn, args: tuple, kwargs: dict, node, frame):
+        if array_library.is_device_function(fn):
+            fn = array_library.host_function(fn, self.location_of(node, frame))
+            if fn is array_library.host_array_module:
+                return np
         if isinstance(fn, Traced):
             raise TypeError(f"'{type(fn.value).__name__}' object is not callable "
                             f"({self.location_of(node, frame).short})")

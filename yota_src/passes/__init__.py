@@ -38,6 +38,12 @@ BACKWARD_PASSES = (fold_seeds, keep_masked_zeros, simplify, eliminate_common_sub
                    accumulate_scatters, gather_scalars, eliminate_dead_code, python_scalars,
                    own_outputs, update_in_place)
 
+# Rewrites for host arrays: reading elements as Python floats would copy them
+# from a device each time; an array literal of gathered elements mixes device
+# values with numbers, which CuPy cannot make an array of; and work arrays
+# save NumPy's allocations, not a device allocator's (CuPy keeps a pool).
+HOST_ONLY = (python_scalars, gather_scalars, use_work_arrays)
+
 
 def optimize_forward(tape: Tape, loops: str = "roll") -> Tape:
     """The rewrites of the primal, before it is differentiated: a value
@@ -53,6 +59,8 @@ def optimize(tape: Tape, work_arrays: bool = False) -> Tape:
     readable; with `work_arrays` (ys.grad's code, called in a loop), large
     temporaries are written into arrays kept from call to call."""
     passes = BACKWARD_PASSES + ((use_work_arrays,) if work_arrays else ())
+    if tape.signature.library != "numpy":
+        passes = tuple(each for each in passes if each not in HOST_ONLY)
     return run(tape, passes)
 
 

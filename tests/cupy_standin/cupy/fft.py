@@ -1,0 +1,7 @@
+"""The stand-in's cupy.fft: NumPy's, on the device's arrays."""
+
+import numpy
+
+from . import _populate
+
+_populate(globals(), numpy.fft)
