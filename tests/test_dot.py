@@ -12,9 +12,13 @@ import pytest
 
 import yota_src as ys
 from yota_src import dot
-from yota_src.cli import _gradient_tape
 
 TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|->|[{}\[\];=,]|[A-Za-z_][A-Za-z0-9_.]*|\S')
+
+
+def gradient_tape(fn, args):
+    """The tape a gradient module is generated from (`trace --grad` draws it)."""
+    return ys.simplegrad(fn, *args).gradient_tape
 
 
 def parse_dot(text: str) -> dict:
@@ -117,7 +121,7 @@ def test_each_op_is_labelled_with_its_primitive_and_source_line(model):
 
 
 def test_gradient_tape_draws_forward_and_backward_apart(model):
-    tape = _gradient_tape(model.loss, model.example())
+    tape = gradient_tape(model.loss, model.example())
     graph = parse_dot(tape.to_dot())
     assert graph["subgraphs"] == ["arguments", "cluster_forward", "cluster_backward", "outputs"]
     ids = {op: f"n{i + 1}" for i, op in enumerate(tape.ops)}
@@ -150,7 +154,7 @@ def test_a_rolled_loop_is_one_node_with_its_header(tmp_path):
                 x = x * 2.0
             return x
     ''')
-    tape = _gradient_tape(loopy.double, (1.5, 4))
+    tape = gradient_tape(loopy.double, (1.5, 4))
     labels = [node["label"] for node in parse_dot(tape.to_dot())["nodes"].values()]
     assert any(label.startswith("loop: for t in range(") for label in labels)
     assert any(label.startswith("loop: for t in reversed(range(") for label in labels)
@@ -162,7 +166,7 @@ def test_structured_output_leaves_are_named_by_path(tmp_path):
         def f(params, x):
             return np.sum(params["W"] @ x)
     ''')
-    tape = _gradient_tape(structs.f, ({"W": np.ones((2, 3))}, np.ones(3)))
+    tape = gradient_tape(structs.f, ({"W": np.ones((2, 3))}, np.ones(3)))
     nodes = parse_dot(tape.to_dot())["nodes"]
     outputs = [node["label"] for name, node in nodes.items() if name.startswith("out")]
     assert outputs[0] == "return value" and "dx" in outputs
@@ -171,7 +175,7 @@ def test_structured_output_leaves_are_named_by_path(tmp_path):
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
 def test_graphviz_renders_it(model):
-    tape = _gradient_tape(model.loss, model.example())
+    tape = gradient_tape(model.loss, model.example())
     result = subprocess.run(["dot", "-Tsvg"], input=tape.to_dot(), capture_output=True,
                             text=True, timeout=60)
     assert result.returncode == 0 and "<svg" in result.stdout, result.stderr

@@ -166,6 +166,7 @@ class _Compiled:
     # the rest back would reorder the two)
     holds_output: bool = False
     value: Any = None  # the example's value (vjp returns it)
+    generated_from: Tape | None = None  # the optimised tape the code was written from
 
     def __post_init__(self):
         self.fresh = all_hold(self.dependencies)  # asked on every cache hit
@@ -209,6 +210,9 @@ class GradFunction:
         self._dependencies = compiled.dependencies
         self._fresh = compiled.fresh
         self.source = compiled.source
+        self.gradient_tape = compiled.generated_from
+        """The tape the module was generated from: the forward ops, then the
+        reverse pass's, optimised (`print(df.gradient_tape)`, `.to_dot()`)."""
         self._bound = bound
         self.__name__ = compiled.function.__name__
         signature = compiled.tape.signature
@@ -1283,7 +1287,7 @@ def _build(fn: Callable, args: tuple, wrt_args: frozenset, loops: str = "roll",
                                       if not any(generator is each for each in passed)),
                      draws=bool(unroller.random_states), holds_output=_holds_output(forward),
                      value=array_library.in_library(values_of(value), signature.library)
-                     if pullback else None)
+                     if pullback else None, generated_from=tape)
 
 
 class _errors_at_user_lines:  # noqa: N801 - used as a `with` statement

@@ -25,10 +25,7 @@ import types
 from collections.abc import Sequence
 
 from . import __version__, api, config, cotangents, loader
-from .adjoint import differentiate
 from .errors import YotaError
-from .passes import optimize, optimize_forward
-from .tape import Tape
 
 
 class UsageError(Exception):
@@ -385,22 +382,8 @@ def _trace(options) -> tuple[int, str]:
     fn, args = _load_inputs(options.target, options.args)
     with _user_code(f"tracing {options.target}", options.target.rpartition(":")[0],
                     "the function must return its value, not exit"):
-        tape = _gradient_tape(fn, args) if options.grad else api.trace(fn, *args)[1]
+        tape = api.simplegrad(fn, *args).gradient_tape if options.grad else api.trace(fn, *args)[1]
     return 0, tape.to_dot() if options.dot else f"{tape}\n"
-
-
-def _gradient_tape(fn, args: tuple) -> Tape:
-    """The optimised tape the gradient module is generated from: the forward
-    ops, then the reverse pass's. The steps of api._build up to code
-    generation; api keeps it to itself, so they are repeated here."""
-    with api._errors_at_user_lines():
-        unroller, value, signature = api._unroll(fn, args)
-        api._require_scalar(value, signature, unroller.returned_at)
-        output = unroller.refs(value, unroller.loc)
-        forward = optimize_forward(Tape(list(unroller.ops), output, signature))
-        wrt = frozenset(range(len(args)))
-        tape = differentiate(forward, unroller.values, wrt, unroller.input_names)
-    return optimize(tape)
 
 
 def _stdout_to_stderr():
