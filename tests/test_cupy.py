@@ -21,10 +21,10 @@ import golden_programs
 import numpy as np
 import pytest
 from conftest import load_example
+from device_cases import CASES, assert_same_gradients, gpu_example, holds_arrays, on_device
 
 import yota_src as ys
 from yota_src.errors import UnsupportedSyntaxError
-from yota_src.structs import flatten, rebuild
 
 HERE = pathlib.Path(__file__).parent
 STANDIN = HERE / "cupy_standin"
@@ -52,11 +52,6 @@ def cp():
         for name in _device_modules():
             del sys.modules[name]
         sys.modules.update(saved)
-
-
-def on_device(cp, args: tuple) -> tuple:
-    return tuple(rebuild(arg, lambda _path, leaf: cp.asarray(leaf)
-                         if isinstance(leaf, np.ndarray) else leaf) for arg in args)
 
 
 def to_host(value):
@@ -88,48 +83,23 @@ def assert_device_code(source: str) -> None:
     assert "yota_src" not in source
 
 
-CASES = {name: (lambda name=name: golden_programs.case(name)) for name in golden_programs.NAMES}
-CASES.update({
-    "mlp": lambda: (load_example("mlp").loss, load_example("mlp").example(), None),
-    "affine": lambda: (load_example("affine").loss, load_example("affine").example(), None),
-    "gpu": lambda: (load_example("gpu").loss, _gpu_host_example(), None),
-})
-
-
-def _gpu_host_example():
-    rng = np.random.default_rng(0)
-    return (0.5 * rng.standard_normal((16, 8)), np.zeros(16), 0.5 * rng.standard_normal((3, 16)),
-            rng.standard_normal((8, 32)), rng.integers(0, 3, size=32))
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_device_code_agrees_with_numpy_code(cp, name):
     fn, args, wrt = CASES[name]()
     expected = ys.simplegrad(fn, *args, wrt=wrt)(*args)
     device_args = on_device(cp, args)
     df = ys.simplegrad(fn, *device_args, wrt=wrt)
-    if not any(isinstance(leaf, np.ndarray) for arg in args for _, leaf in flatten(arg)):
+    if not holds_arrays(args):
         assert "cupy" not in df.source  # floats alone: NumPy's code
         return
     assert_device_code(df.source)
-    got = df(*device_args)
-    assert len(got) == len(expected)
-    for mine, theirs in zip(got, expected):
-        if theirs is None:
-            assert mine is None
-            continue
-        mine_leaves = flatten(mine) if isinstance(mine, dict) else [((), mine)]
-        their_leaves = flatten(theirs) if isinstance(theirs, dict) else [((), theirs)]
-        for (_, a), (_, b) in zip(mine_leaves, their_leaves):
-            if isinstance(b, np.ndarray):
-                assert isinstance(a, cp.ndarray), f"{type(a)} is not on the device"
-            np.testing.assert_allclose(to_host(a), b, rtol=1e-12, atol=1e-14)
+    assert_same_gradients(cp, df(*device_args), expected, rtol=1e-12)
 
 
 def test_golden_file_of_a_cupy_specialisation(cp):
     """The MLP example on the device: the text a reviewer reads for CuPy."""
     module = load_example("gpu")
-    source = ys.simplegrad(module.loss, *on_device(cp, _gpu_host_example())).source
+    source = ys.simplegrad(module.loss, *on_device(cp, gpu_example())).source
     path = GOLDEN / "grad_gpu_cupy.py"
     if os.environ.get("YOTA_SRC_UPDATE_GOLDEN"):
         path.write_text(source)
@@ -314,7 +284,7 @@ def test_float32_on_the_device(cp, rng):
 def test_saved_module_runs_with_cupy_alone(cp, tmp_path):
     """No yota_src, and no NumPy spelling: the module imports only cupy."""
     module = load_example("gpu")
-    args = on_device(cp, _gpu_host_example())
+    args = on_device(cp, gpu_example())
     df = ys.simplegrad(module.loss, *args)
     df.save(tmp_path / "grad_loss_gpu.py")
     expected = df(*args)[0]

@@ -9,9 +9,9 @@ import golden_programs
 import numpy as np
 import pytest
 from conftest import load_example
+from device_cases import CASES, assert_same_gradients, on_device
 
 import yota_src as ys
-from yota_src.structs import flatten, rebuild
 
 
 def _real_cupy():
@@ -35,46 +35,18 @@ cp, WHY = _real_cupy()
 pytestmark = pytest.mark.skipif(cp is None, reason=f"GPU tests skipped: {WHY}")
 
 
-def on_device(args: tuple) -> tuple:
-    return tuple(rebuild(arg, lambda _path, leaf: cp.asarray(leaf)
-                         if isinstance(leaf, np.ndarray) else leaf) for arg in args)
-
-
-def gpu_example():
-    rng = np.random.default_rng(0)
-    return (0.5 * rng.standard_normal((16, 8)), np.zeros(16), 0.5 * rng.standard_normal((3, 16)),
-            rng.standard_normal((8, 32)), rng.integers(0, 3, size=32))
-
-
-CASES = {name: (lambda name=name: golden_programs.case(name)) for name in golden_programs.NAMES}
-CASES.update({
-    "mlp": lambda: (load_example("mlp").loss, load_example("mlp").example(), None),
-    "affine": lambda: (load_example("affine").loss, load_example("affine").example(), None),
-    "gpu": lambda: (load_example("gpu").loss, gpu_example(), None),
-})
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_gpu_gradients_match_numpy(name):
     fn, args, wrt = CASES[name]()
     expected = ys.simplegrad(fn, *args, wrt=wrt)(*args)
-    device_args = on_device(args)
-    df = ys.simplegrad(fn, *device_args, wrt=wrt)
-    got = df(*device_args)
-    for mine, theirs in zip(got, expected):
-        if theirs is None:
-            assert mine is None
-            continue
-        mine_leaves = flatten(mine) if isinstance(mine, dict) else [((), mine)]
-        their_leaves = flatten(theirs) if isinstance(theirs, dict) else [((), theirs)]
-        for (_, a), (_, b) in zip(mine_leaves, their_leaves):
-            host = cp.asnumpy(a) if isinstance(a, cp.ndarray) else a
-            np.testing.assert_allclose(host, b, rtol=1e-10, atol=1e-12)
+    device_args = on_device(cp, args)
+    assert_same_gradients(cp, ys.simplegrad(fn, *device_args, wrt=wrt)(*device_args), expected,
+                          rtol=1e-10)
 
 
 def test_gpu_training_loop_stays_on_the_device():
     module = load_example("mlp")
-    params, x, labels = on_device(module.example())
+    params, x, labels = on_device(cp, module.example())
     first = None
     for _ in range(50):
         value, g = ys.grad(module.loss, params, x, labels)
