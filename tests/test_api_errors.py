@@ -203,3 +203,16 @@ def int_arg(x, i):
 def test_wrt_choosing_an_argument_without_floats_is_refused(wrt):
     with pytest.raises(TypeError, match=r"holds no floats to differentiate \(it is int\)"):
         ys.simplegrad(int_arg, np.ones(2), 2, wrt=wrt)
+
+
+def test_a_function_read_from_standard_input(tmp_path):
+    """`python - < file.py` is no prompt, and Python 3.13's keeps no source of it either."""
+    import subprocess
+    import sys
+
+    script = "import numpy as np\nimport yota_src as ys\n\ndef f(x):\n    return np.sum(x * x)\n" \
+             "\nys.grad(f, np.ones(3))\n"
+    result = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True,
+                            cwd=tmp_path)
+    assert "it was read from standard input (`python - < file.py`)" in result.stderr
+    assert "prompt" not in result.stderr

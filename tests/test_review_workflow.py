@@ -302,3 +302,90 @@ def test_review_doc_shows_every_command():
 def test_python_3_10_reads_toml_with_tomli():
     text = (Path(__file__).parent.parent / "pyproject.toml").read_text()
     assert "\"tomli>=1.1; python_version<'3.11'\"" in text
+
+
+# Found by a hostile tester.
+
+HELPER = """
+    import numpy as np
+
+
+    def act(z):
+        return np.{name}(z)
+"""
+
+USES_HELPER = """
+    import numpy as np
+    from helpers import act
+
+
+    def loss(x):
+        return np.sum(act(x) ** 2)
+
+
+    def example():
+        return (np.ones(3),)
+"""
+
+
+def test_each_target_is_generated_as_its_own_command_would(tmp_path):
+    """Two targets whose files import a helpers.py of their own: the second
+    must not get the first's (a gradient of tanh for one of sin), and what
+    gen writes is what the standalone command writes, byte for byte."""
+    for part, name in (("a", "tanh"), ("b", "sin")):
+        write(tmp_path / part / "helpers.py", HELPER.format(name=name))
+        write(tmp_path / part / "model.py", USES_HELPER)
+    write(tmp_path / "pyproject.toml", """
+        [tool.yota-src.targets."a/model.py:loss"]
+        args = "a/model.py:example"
+        out = "grads/a/grad_loss.py"
+
+        [tool.yota-src.targets."b/model.py:loss"]
+        args = "b/model.py:example"
+        out = "grads/b/grad_loss.py"
+    """)
+    assert run("gen", cwd=tmp_path).returncode == 0  # grads/ made as needed
+    together = (tmp_path / "grads/b/grad_loss.py").read_text()
+    assert "np.cos(x)" in together and "tanh" not in together
+    alone = run("gen", "b/model.py:loss", "--args", "b/model.py:example", cwd=tmp_path)
+    assert alone.stdout == together
+    assert run("check", cwd=tmp_path).returncode == 0
+
+
+def test_gen_writes_nothing_when_a_target_fails(project):
+    model = project / "model.py"
+    model.write_text(model.read_text().replace("return np.sum(W @ x)", "raise RuntimeError('no')"))
+    result = run("gen", cwd=project)
+    assert result.returncode == 2
+    assert "model.py:predict" in result.stderr and "RuntimeError" in result.stderr
+    assert not (project / "grads" / "grad_loss.py").exists()
+
+
+def test_a_committed_file_with_crlf_line_endings_is_stale(generated):
+    path = generated / "grads" / "grad_loss.py"
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    result = run("check", cwd=generated)
+    assert result.returncode == 1 and "grads/grad_loss.py" in result.stderr
+
+
+def test_two_outs_that_are_one_file_through_a_symlink_are_refused(project):
+    (project / "alias").symlink_to(project / "grads")
+    text = (project / "pyproject.toml").read_text()
+    (project / "pyproject.toml").write_text(
+        text.replace('out = "grads/grad_predict.py"', 'out = "alias/grad_loss.py"'))
+    result = run("check", cwd=project)
+    assert result.returncode == 2 and "give each target its own file" in result.stderr
+
+
+def test_wrt_as_one_string_of_names(project):
+    text = (project / "pyproject.toml").read_text()
+    (project / "pyproject.toml").write_text(text.replace('wrt = ["W", "b"]', 'wrt = "W, b"'))
+    targets = config.load_targets(str(project))[1]
+    assert targets[0].wrt == ("W", "b")
+
+
+def test_a_pyproject_that_is_not_utf8(tmp_path):
+    (tmp_path / "pyproject.toml").write_bytes(b'[tool.yota-src]\nx = "\xff"\n')
+    result = run("check", cwd=tmp_path)
+    assert result.returncode == 2
+    assert re.search(r"pyproject\.toml: not UTF-8", result.stderr), result.stderr

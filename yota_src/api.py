@@ -335,7 +335,8 @@ def vjp(f: Callable, *args, wrt: int | str | Sequence[int | str] | None = None,
       `errors.NoDiffRuleError`, `errors.MutationError`: as `grad`;
     - ValueError where the value holds no float that depends on the
       arguments, or holds an object the generated code cannot return;
-    - TypeError for keyword arguments meant for `f`, or a bad `wrt`.
+    - TypeError for keyword arguments meant for `f`, or a `wrt` of the
+      wrong type; ValueError for a `wrt` naming no argument of `f`.
 
     Example:
 
@@ -623,8 +624,9 @@ def grad(f: Callable, *args, dynamic: bool = False,
       way than when the code was generated (without `dynamic`);
     - ValueError where `f` returns no scalar (a float or a size-1 array), or
       no `(loss, aux)` pair with `has_aux`;
-    - TypeError for keyword arguments meant for `f`, a bad `wrt`, or
-      arguments `f` cannot be called with.
+    - TypeError for keyword arguments meant for `f`, a `wrt` of the wrong
+      type or choosing an argument without floats, or arguments `f` cannot
+      be called with; ValueError for a `wrt` naming no argument of `f`.
 
     Example:
 

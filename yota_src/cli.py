@@ -245,13 +245,7 @@ def _run_under_fixed_hash_seed() -> None:
         return
     if os.environ.get("PYTHONHASHSEED") == HASH_SEED:
         return  # the interpreter ignores the environment (-E, -I): nothing to gain
-    flags = ["-O"] * sys.flags.optimize + [f"-W{option}" for option in sys.warnoptions] + [
-        f"-X{name}" if value is True else f"-X{name}={value}"
-        for name, value in sys._xoptions.items()]
-    path = [entry for entry in sys.path if isinstance(entry, str)]
-    code = f"import sys; sys.path[:] = {path!r}; from yota_src.cli import main; " \
-           "sys.exit(main())"
-    command = [sys.executable, *flags, "-c", code, *sys.argv[1:]]
+    command = _own_command(sys.argv[1:])
     environment = {**os.environ, "PYTHONHASHSEED": HASH_SEED}
     sys.stdout.flush()
     sys.stderr.flush()
@@ -261,6 +255,18 @@ def _run_under_fixed_hash_seed() -> None:
         sys.exit(subprocess.call(command, env=environment))
     except OSError:  # no interpreter to start: generate here, under this seed
         return
+
+
+def _own_command(arguments: list[str]) -> list[str]:
+    """This interpreter, with this process's flags and sys.path (the same
+    yota-src, the same user modules), running the command on `arguments`."""
+    flags = ["-O"] * sys.flags.optimize + [f"-W{option}" for option in sys.warnoptions] + [
+        f"-X{name}" if value is True else f"-X{name}={value}"
+        for name, value in sys._xoptions.items()]
+    path = [entry for entry in sys.path if isinstance(entry, str)]
+    code = f"import sys; sys.path[:] = {path!r}; from yota_src.cli import main; " \
+           "sys.exit(main())"
+    return [sys.executable, *flags, "-c", code, *arguments]
 
 
 def _run(options) -> tuple[int, str]:
@@ -275,10 +281,12 @@ def _run(options) -> tuple[int, str]:
         return _check(targets)
     if options.command == "diff":
         return _diff(targets)
+    sources = _sources(targets)  # all, before writing any
     if len(targets) == 1 and not targets[0].out:
-        return 0, _source(targets[0])
-    for target in targets:
-        loader.write_atomic(target.out, _source(target))
+        return 0, sources[0]
+    for target, source in zip(targets, sources):
+        os.makedirs(os.path.dirname(os.path.abspath(target.out)), exist_ok=True)
+        loader.write_atomic(target.out, source)
     if options.target is not None:
         return 0, ""
     return 0, "".join(f"wrote {target.out}\n" for target in targets)
@@ -323,11 +331,38 @@ def _source(target: config.Target) -> str:
     return gradient.source
 
 
+def _sources(targets: list[config.Target]) -> list[str]:
+    """What gen writes for each target. Of several, each is generated in a
+    process of its own, as its own command would be: a module one target's
+    files import (a helpers.py beside it) or a rule one registers must not
+    stand in for another's, nor the bytes depend on what ran before."""
+    if len(targets) == 1:
+        return [_source(targets[0])]
+    return [_source_apart(target) for target in targets]
+
+
+def _source_apart(target: config.Target) -> str:
+    """`_source(target)`, computed by `yota-src gen` in a new process; what
+    the user's code prints there goes to stderr, as here."""
+    environment = {**os.environ, "PYTHONHASHSEED": HASH_SEED, "PYTHONIOENCODING": "utf-8"}
+    result = subprocess.run(_own_command(["gen", *target.arguments()]), capture_output=True,
+                            encoding="utf-8", errors="replace", env=environment)
+    lines = result.stderr.splitlines(keepends=True)
+    failed = result.returncode != 0 and lines and lines[-1].startswith("yota-src: ")
+    sys.stderr.write("".join(lines[:-1] if failed else lines))
+    if result.returncode != 0:
+        message = lines[-1].removeprefix("yota-src: ").removeprefix("error: ").strip() \
+            if failed else f"exit status {result.returncode}"
+        raise UsageError(f"{target.function} (for {target.out}): {message}")
+    return result.stdout
+
+
 def _committed(path: str) -> str | None:
-    """The file's text as it is now (None: there is none). Bytes that are not
-    UTF-8 make it differ, not fail: it is stale, whatever it holds."""
+    """The file's text as it is now (None: there is none), line endings as
+    they are (a CRLF file is not what gen writes). Bytes that are not UTF-8
+    make it differ, not fail: it is stale, whatever it holds."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as file:
+        with open(path, encoding="utf-8", errors="replace", newline="") as file:
             return file.read()
     except FileNotFoundError:
         return None
@@ -337,9 +372,9 @@ def _check(targets: list[config.Target]) -> tuple[int, str]:
     """Exit 1 naming each target whose file is not what gen would write now,
     with the command that fixes it; writes nothing."""
     stale = 0
-    for target in targets:
+    for target, source in zip(targets, _sources(targets)):
         current = _committed(target.out)
-        if current == _source(target):
+        if current == source:
             continue
         stale += 1
         state = "is missing: generate" if current is None else "is stale: regenerate"
@@ -354,9 +389,8 @@ def _diff(targets: list[config.Target]) -> tuple[int, str]:
     """A unified diff per target from its committed file to what gen would
     write now; exit 1 when there is one, as `git diff --exit-code`."""
     text = ""
-    for target in targets:
-        current = _committed(target.out)
-        text += unified_diff(target.out, current, _source(target))
+    for target, source in zip(targets, _sources(targets)):
+        text += unified_diff(target.out, _committed(target.out), source)
     return (1 if text else 0), text
 
 

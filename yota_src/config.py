@@ -51,16 +51,20 @@ class Target:
     has_aux: bool = False
     transform: str = "grad"
 
-    def command(self) -> str:
-        """The `yota-src gen` command that writes this target's module."""
-        parts = ["yota-src gen", self.function, "--args", self.args]
+    def arguments(self) -> list[str]:
+        """`gen`'s arguments for this target, but its output file."""
+        parts = [self.function, "--args", self.args]
         if self.wrt is not None:
             parts += ["--wrt", ",".join(str(item) for item in self.wrt)]
         parts += ["--unroll"] if self.unroll else []
         parts += ["--has-aux"] if self.has_aux else []
         parts += ["--transform", self.transform] if self.transform != "grad" else []
-        parts += ["-o", self.out] if self.out else []
-        return " ".join([parts[0], *(_shell_word(part) for part in parts[1:])])
+        return parts
+
+    def command(self) -> str:
+        """The `yota-src gen` command that writes this target's module."""
+        parts = self.arguments() + (["-o", self.out] if self.out else [])
+        return " ".join(["yota-src gen", *(_shell_word(part) for part in parts)])
 
 
 def find_pyproject(start: str) -> str:
@@ -91,6 +95,9 @@ def load_targets(start: str | None = None) -> tuple[str, list[Target]]:
             document = tomllib.load(file)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{shown}: not valid TOML: {error}") from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{shown}: not UTF-8 text, as TOML must be ({error.reason} at "
+                          f"byte {error.start})") from None
     except OSError as error:
         raise ConfigError(f"{shown}: cannot be read: {error.strerror}") from None
     table = document.get("tool", {}).get("yota-src") if isinstance(document.get("tool"),
@@ -115,7 +122,7 @@ def load_targets(start: str | None = None) -> tuple[str, list[Target]]:
     found = [_target(shown, root, start, name, entry) for name, entry in targets.items()]
     writers: dict[str, str] = {}
     for name, target in zip(targets, found):
-        out = os.path.normcase(os.path.abspath(target.out))
+        out = os.path.normcase(os.path.realpath(target.out))  # a symlinked directory too
         if out in writers:  # one would always be stale
             raise ConfigError(f'{shown}: [{TABLE}.targets."{name}"].out is {target.out}, the '
                               f'out of "{writers[out]}" too: give each target its own file')
@@ -156,7 +163,9 @@ def _target(shown: str, root: str, start: str, name: str, entry) -> Target:
                           f"not {transform!r}")
     wrt = entry.get("wrt")
     if wrt is not None:
-        wrt = [wrt] if isinstance(wrt, (str, int)) and not isinstance(wrt, bool) else wrt
+        if isinstance(wrt, str):  # "W,b", as --wrt takes it
+            wrt = [item.strip() for item in wrt.split(",")]
+        wrt = [wrt] if isinstance(wrt, int) and not isinstance(wrt, bool) else wrt
         if not isinstance(wrt, list) or not wrt or not all(
                 isinstance(item, str) and item or type(item) is int and item >= 0
                 for item in wrt):

@@ -8,6 +8,7 @@ import functools
 import hashlib
 import inspect
 import linecache
+import sys
 import textwrap
 import types
 from dataclasses import dataclass, field
@@ -115,6 +116,8 @@ def _parse(code: types.CodeType) -> FunctionSource:
 def _why_no_source(filename: str) -> str:
     """Where a function without readable source came from, in the user's
     words: the prompt and `python -c` are where people meet this first."""
+    if filename == "<stdin>" and not hasattr(sys, "ps1"):  # `python - < file.py`
+        return "it was read from standard input (`python - < file.py`), which keeps no source"
     if filename == "<stdin>":
         return ("it was typed at Python's interactive prompt, which keeps no source "
                 "(the prompt of Python 3.13 and newer does)")
