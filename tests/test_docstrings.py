@@ -32,8 +32,22 @@ def test_public_functions_have_type_hints(name):
     assert not untyped, (name, untyped)
 
 
+@pytest.fixture
+def registry_restored():
+    """The examples register rules (diffrule, nodiff) for functions of their
+    own; the registry is put back, so later tests see only the real rules."""
+    rules.registered()  # the built-in rules loaded first, so that they are what is put back
+    tables = (rules._templates, rules._nondifferentiable, rules._nodiff_args, rules._refused,
+              rules._expressions)
+    saved = [table.copy() for table in tables]
+    yield
+    for table, before in zip(tables, saved):
+        table.clear()
+        table.update(before)
+
+
 @pytest.mark.parametrize("module", [api, tape, rules, errors], ids=lambda m: m.__name__)
-def test_docstring_examples_run(module):
+def test_docstring_examples_run(module, registry_restored):
     # as a user's script runs them: functions defined in an example are the
     # user's (module __main__), not yota-src's own
     result = doctest.testmod(module, globs={"__name__": "__main__"},
