@@ -223,11 +223,12 @@ def test_existing_output_file_keeps_its_mode(tmp_path):
     assert stat.S_IMODE(out.stat().st_mode) == 0o755
 
 
-@pytest.mark.parametrize("where", ["missing directory", "directory"])
+@pytest.mark.parametrize("where", ["parent is a file", "directory"])
 def test_write_error_names_the_users_path_not_a_temporary_file(where, tmp_path):
     model = write(tmp_path / "model.py", SQUARES)
     (tmp_path / "out").mkdir()
-    out = tmp_path / "nowhere" / "grad_loss.py" if where == "missing directory" \
+    (tmp_path / "file").write_text("")
+    out = tmp_path / "file" / "grad_loss.py" if where == "parent is a file" \
         else tmp_path / "out"
     result = run("gen", f"{model}:loss", "--args", f"{model}:example", "-o", str(out))
     line = assert_one_error_line(result, str(out))
@@ -664,3 +665,11 @@ def test_a_target_without_what_it_needs_is_one_line(command, says, tmp_path):
     write(tmp_path / "model.py", SQUARES)
     result = run(*command, cwd=tmp_path)
     assert_one_error_line(result, says)
+
+
+def test_gen_makes_the_directories_of_the_output(tmp_path):
+    model = write(tmp_path / "model.py", SQUARES)
+    out = tmp_path / "grads" / "deeper" / "grad_loss.py"
+    result = run("gen", f"{model}:loss", "--args", f"{model}:example", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert out.read_text().startswith('"""Gradient of')

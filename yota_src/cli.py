@@ -285,8 +285,7 @@ def _run(options) -> tuple[int, str]:
     if len(targets) == 1 and not targets[0].out:
         return 0, sources[0]
     for target, source in zip(targets, sources):
-        os.makedirs(os.path.dirname(os.path.abspath(target.out)), exist_ok=True)
-        loader.write_atomic(target.out, source)
+        _write(target.out, source)
     if options.target is not None:
         return 0, ""
     return 0, "".join(f"wrote {target.out}\n" for target in targets)
@@ -329,6 +328,18 @@ def _source(target: config.Target) -> str:
         _refuse_overwriting_what_was_read(target.out, fn, gradient._dependencies)
     loader.require_saveable(gradient._function)  # the module is meant to be saved
     return gradient.source
+
+
+def _write(path: str, text: str) -> None:
+    """Write the module, making its directory first (`-o grads/grad_loss.py`
+    in a new project)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as error:
+        raise UsageError(f"{path}: cannot make its directory {directory}: "
+                         f"{error.strerror or error}") from None
+    loader.write_atomic(path, text)
 
 
 def _sources(targets: list[config.Target]) -> list[str]:
