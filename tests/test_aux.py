@@ -118,6 +118,7 @@ def test_the_cache_keeps_with_and_without_aux_apart(rng):
 
 @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs(), st.integers(0, 2**16))
+@pytest.mark.slow
 def test_aux_changes_no_gradient_of_any_program(program, seed):
     """Random programs (loops, scatters, decisions, helpers), returned with
     aux made from their value: the same gradient bits, and aux as computed."""

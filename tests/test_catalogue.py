@@ -12,6 +12,7 @@ pytest.importorskip("scipy", reason="docs/rules.md lists the SciPy rules: it is 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_rule_catalogue_is_in_sync():
     result = subprocess.run([sys.executable, str(ROOT / "tools" / "make_rules_doc.py"), "--check"],
                             capture_output=True, text=True)

@@ -15,8 +15,11 @@ import yota_src
 
 
 def run(*args, cwd=None, env=None):
-    """`python -m yota_src ARGS`; `env` adds to the environment (None removes)."""
-    environment = {name: value for name, value in {**os.environ, **(env or {})}.items()
+    """`python -m yota_src ARGS`; `env` adds to the environment (None removes).
+    Under PYTHONHASHSEED=0 unless `env` says otherwise, so the command does
+    not start itself again (half the time; the tests of that set the seed)."""
+    environment = {name: value for name, value in
+                   {**os.environ, "PYTHONHASHSEED": "0", **(env or {})}.items()
                    if value is not None}
     return subprocess.run([sys.executable, "-m", "yota_src", *args], capture_output=True,
                           text=True, cwd=cwd, timeout=300, env=environment)
@@ -41,6 +44,7 @@ def test_gen_without_output_prints_the_module():
     assert result.returncode == 0 and "def grad_loss(W, b, x):" in result.stdout
 
 
+@pytest.mark.slow
 def test_check_fresh_and_stale(tmp_path):
     out = tmp_path / "grad_loss.py"
     affine("-o", str(out))
@@ -244,6 +248,7 @@ def test_user_module_named_like_a_library_module_is_differentiated(name, tmp_pat
     assert "def grad_loss(x):" in result.stdout
 
 
+@pytest.mark.slow
 def test_gen_is_byte_identical_under_any_hash_seed_and_check_passes(tmp_path):
     model = write(tmp_path / "model.py", """
         import numpy as np
@@ -288,6 +293,7 @@ HASH_ORDERED = {  # functions whose unrolled code follows the iteration order of
 
 
 @pytest.mark.parametrize("case", sorted(HASH_ORDERED))
+@pytest.mark.slow
 def test_gen_of_code_iterating_a_set_of_strings_is_the_same_under_any_hash_seed(case, tmp_path):
     model = write(tmp_path / "model.py", HASH_ORDERED[case])
     command = ("gen", f"{model}:loss", "--args", f"{model}:example")
@@ -435,6 +441,7 @@ def noisy_model(directory, on_import, in_args):
 
 @pytest.mark.parametrize("case, command", [(case, "gen") for case in sorted(NOISY)]
                          + [("print on import", "trace")])
+@pytest.mark.slow
 def test_output_of_user_code_goes_to_stderr_and_stdout_is_only_the_result(case, command,
                                                                           tmp_path):
     on_import, in_args, printed = NOISY[case]
@@ -470,6 +477,7 @@ def test_version_is_the_installed_distributions():
     assert yota_src.__version__ == installed
 
 
+@pytest.mark.slow
 def test_python_m_yota_src_generates_like_the_yota_src_command(tmp_path):
     script = shutil.which("yota-src", path=os.path.dirname(sys.executable))
     if script is None:
@@ -547,6 +555,7 @@ def test_output_naming_a_module_the_gradient_was_made_from_is_refused(case, tmp_
     assert {path: path.read_text() for path in tmp_path.iterdir()} == before
 
 
+@pytest.mark.slow
 def test_output_naming_a_module_imported_but_not_read_is_written(tmp_path):
     """A file may import its own generated gradient: regenerating it is allowed."""
     model = write(tmp_path / "model.py", """
@@ -569,6 +578,7 @@ def test_output_naming_a_module_imported_but_not_read_is_written(tmp_path):
 
 
 @pytest.mark.parametrize("wrt", ["W,b", "0,1", "W,1"])
+@pytest.mark.slow
 def test_wrt_limits_the_gradient_code(wrt, tmp_path):
     out = tmp_path / "grad_loss.py"
     result = affine("--wrt", wrt, "-o", str(out))
@@ -634,6 +644,7 @@ def test_every_argument_of_every_command_has_help_text():
             assert action.help, (name, action.dest)
 
 
+@pytest.mark.slow
 def test_trace_dot_prints_a_graph_the_same_every_run(tmp_path):
     from test_dot import parse_dot
     model = write(tmp_path / "model.py", SQUARES)

@@ -96,6 +96,7 @@ def test_grad_of_a_generated_gradient():
     ys.check_grad(first_component, np.array([1.0, 2.0, 3.0]))
 
 
+@pytest.mark.slow
 def test_an_element_read_thousands_of_times_generates():
     def loss(w, steps):
         total = 0.0

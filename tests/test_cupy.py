@@ -311,6 +311,7 @@ def test_saved_module_runs_with_cupy_alone(cp, tmp_path):
     assert float(out) == pytest.approx(float(expected), rel=1e-14)
 
 
+@pytest.mark.slow
 def test_cli_writes_cupy_code(cp, tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(STANDIN), os.environ.get("PYTHONPATH", "")])}

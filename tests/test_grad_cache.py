@@ -76,6 +76,7 @@ def similar(value, data):
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(values, max_size=2), st.lists(values, max_size=2), st.data())
+@pytest.mark.slow
 def test_a_check_passes_exactly_on_arguments_of_the_same_specialisation(first, other, data):
     first = tuple(first)
     second = tuple(other) if data.draw(st.booleans()) else similar(first, data)

@@ -95,6 +95,7 @@ def test_nothing_shared_is_written_in_place(fn, n_args, rng, monkeypatch):
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs(), st.integers(0, 2**16))
+@pytest.mark.slow
 def test_updates_in_place_change_no_bit_of_any_program(monkeypatch, program, seed):
     """Random programs (loops, scatters, decisions, helpers) with every
     update in place the pass may make, at any size, against none."""

@@ -183,6 +183,7 @@ def test_eigh_eigenvectors_check_their_data_when_the_gradient_runs():
 
 @SETTINGS
 @given(seed=st.integers(0, 1000), batch=st.sampled_from([(), (2,)]))
+@pytest.mark.slow
 def test_eigh_eigenvectors_with_distinct_eigenvalues(seed, batch):
     """Signs fixed by squaring: an eigenvector is defined up to its sign."""
     b = normal(batch + (3, 3), seed)

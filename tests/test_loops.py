@@ -70,6 +70,7 @@ def rng():
     return np.random.default_rng(7)
 
 
+@pytest.mark.slow
 def test_an_rnn_reads_like_backpropagation_through_time(rng):
     args = (rng.normal(size=(64, 8)) * 0.3, rng.normal(size=(64, 64)) * 0.1,
             rng.normal(size=(50, 8)))
@@ -396,6 +397,7 @@ def iterated_twice(w, xs):
 @given(f=st.sampled_from([over_rows, over_len, over_shape, only_counts]),
        example=st.integers(4, 12), others=st.lists(st.integers(0, 20), min_size=1, max_size=3),
        width=st.sampled_from([(), (1,), (3,)]), seed=st.integers(0, 2**32 - 1))
+@pytest.mark.slow
 def test_one_gradient_serves_every_sequence_length(f, example, others, width, seed):
     rng = np.random.default_rng(seed)
     w = rng.normal(size=width)
@@ -487,6 +489,7 @@ def with_helper(W, xs):
     return np.sum(h)
 
 
+@pytest.mark.slow
 def test_a_long_loop_is_traced_as_one_loop_op(rng):
     W, U, xs = rng.normal(size=(6, 6)) * 0.3, rng.normal(size=(6, 2)), rng.normal(size=(400, 2))
     _, tape = ys.trace(rnn, U, W, xs)
@@ -494,11 +497,13 @@ def test_a_long_loop_is_traced_as_one_loop_op(rng):
     both_ways(rnn, U, W, xs)
 
 
+@pytest.mark.slow
 def test_a_static_decision_late_in_the_loop_is_seen(rng):
     W, xs = rng.normal(size=(4, 4)) * 0.3, rng.normal(size=(60, 4))
     both_ways(late_branch, W, xs)
 
 
+@pytest.mark.slow
 def test_a_data_decision_late_in_the_loop_is_traced(rng):
     xs = np.abs(rng.normal(size=(50, 3)))
     xs[30:] *= -1.0
@@ -543,6 +548,7 @@ def hidden_iterator(x, factors):
 
 
 @pytest.mark.parametrize("f", [python_coefficients, python_order])
+@pytest.mark.slow
 def test_python_values_read_at_the_counter_are_traced_every_time(f, rng):
     xs, w = rng.normal(size=(30, 3)), rng.normal(size=3)
     for n in (6, 25):
@@ -567,6 +573,7 @@ def test_a_negative_count_is_refused(rng):
         df(1.5, -1)
 
 
+@pytest.mark.slow
 def test_a_count_read_at_run_time_for_a_loop_rolled_while_traced(rng):
     W, U, xs = rng.normal(size=(5, 5)) * 0.4, rng.normal(size=(5, 3)), rng.normal(size=(60, 3))
     df = ys.simplegrad(rnn_steps, W, U, xs, 50)

@@ -71,12 +71,14 @@ def _normalised(line: str) -> str:
 
 
 @pytest.mark.parametrize("name", _cases("grad"))
+@pytest.mark.slow
 def test_grad_matches_finite_differences(name):
     model = load(name)
     _expect(name, "grad", lambda: check_grad(model))
 
 
 @pytest.mark.parametrize("name", _cases("saved"))
+@pytest.mark.slow
 def test_saved_module_runs(name, tmp_path):
     model = load(name)
     _expect(name, "saved", lambda: check_saved(model, tmp_path))

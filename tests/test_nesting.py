@@ -101,6 +101,7 @@ def test_a_function_defined_inside_is_refused_naming_the_line(rng):
 
 @settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs(), st.integers(0, 2**16))
+@pytest.mark.slow
 def test_second_order_through_any_program(program, seed):
     """Random programs (loops, scatters, decisions, helpers): one inner step
     of gradient descent, differentiated, against finite differences."""

@@ -64,6 +64,7 @@ def spacing(kind, n, seed):
 @SETTINGS
 @given(shape=st.lists(st.integers(3, 5), min_size=1, max_size=3).map(tuple),
        edge_order=st.sampled_from([1, 2]), data=st.data())
+@pytest.mark.slow
 def test_gradient_with_traced_spacings(shape, edge_order, data):
     """Each axis's spacing is a differentiated argument: a scalar or coordinates."""
     axes = data.draw(st.sampled_from([None, -1, 0, tuple(range(len(shape)))[::-1]]),
@@ -188,6 +189,7 @@ AXES = st.sampled_from([None, 0, -1, (0, 2), (2, 0)])
 @given(axis=AXES, keepdims=st.booleans(),
        method=st.sampled_from(["linear", "lower", "higher", "midpoint"]),
        q=st.one_of(st.floats(0.0, 1.0), st.lists(st.floats(0.0, 1.0), min_size=1, max_size=3)))
+@pytest.mark.slow
 def test_quantile_of_samples(axis, keepdims, method, q):
     check(lambda a: np.quantile(a, q, axis=axis, method=method, keepdims=keepdims),
           uniform((3, 4, 5)))
@@ -195,6 +197,7 @@ def test_quantile_of_samples(axis, keepdims, method, q):
 
 @SETTINGS
 @given(axis=AXES, keepdims=st.booleans(), q=st.floats(0.01, 0.99))
+@pytest.mark.slow
 def test_quantile_moves_with_q(axis, keepdims, q):
     """q between ranks: the slope between them; at a rank, the mean of both sides."""
     check(lambda a, q: np.quantile(a, q, axis=axis, keepdims=keepdims), uniform((3, 4, 5)), q)
@@ -261,6 +264,7 @@ def test_convolve_of_lists():
 
 @SETTINGS
 @given(x_shape=st.sampled_from([(), (5,), (2, 3)]), ends=st.booleans(), data=st.data())
+@pytest.mark.slow
 def test_interp(x_shape, ends, data):
     xp, fp = coordinates(6), uniform(6, seed=2)
     x = uniform(x_shape, xp[0] - 1, xp[-1] + 1, seed=data.draw(st.integers(0, 100)))
@@ -289,6 +293,7 @@ REPEATED_KNOTS = np.array([0.0, 1.0, 1.0, 2.0, 3.0, 3.0])  # jumps at 1 and at t
 
 @SETTINGS
 @given(seed=st.integers(0, 100))
+@pytest.mark.slow
 def test_interp_with_repeated_knots_away_from_them(seed):
     x = uniform(6, -0.5, 3.5, seed)
     check(lambda x, xp, fp: np.interp(x, xp, fp), x, REPEATED_KNOTS, uniform(6, seed=2))

@@ -1,6 +1,7 @@
 """The review workflow: targets listed in pyproject.toml, generated with
 `yota-src gen`, checked with `yota-src check`, reviewed with `yota-src diff`."""
 
+import os
 import re
 import subprocess
 import sys
@@ -48,9 +49,11 @@ PYPROJECT = """
 
 
 def run(*args, cwd):
-    """`python -m yota_src ARGS` in `cwd`."""
+    """`python -m yota_src ARGS` in `cwd`, under the hash seed the command
+    would start itself again with (which saves starting twice)."""
     return subprocess.run([sys.executable, "-m", "yota_src", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=300)
+                          text=True, cwd=cwd, timeout=300,
+                          env={**os.environ, "PYTHONHASHSEED": "0"})
 
 
 def write(path: Path, text: str) -> Path:
@@ -79,6 +82,7 @@ def make_loss_stale(project):
     model.write_text(model.read_text().replace("np.sum(h * h)", "np.sum(h ** 3)"))
 
 
+@pytest.mark.slow
 def test_gen_without_a_target_writes_every_target(project):
     result = run("gen", cwd=project)
     assert result.returncode == 0, result.stderr
@@ -88,6 +92,7 @@ def test_gen_without_a_target_writes_every_target(project):
     assert "def grad_predict(W, x):" in (project / "grads" / "grad_predict.py").read_text()
 
 
+@pytest.mark.slow
 def test_check_passes_on_fresh_targets_and_writes_nothing(generated):
     before = {path: path.stat().st_mtime_ns for path in (generated / "grads").iterdir()}
     result = run("check", cwd=generated)
@@ -95,6 +100,7 @@ def test_check_passes_on_fresh_targets_and_writes_nothing(generated):
     assert {path: path.stat().st_mtime_ns for path in (generated / "grads").iterdir()} == before
 
 
+@pytest.mark.slow
 def test_a_stale_target_is_named_diffed_and_fixed(generated):
     predict = (generated / "grads" / "grad_predict.py").read_text()
     make_loss_stale(generated)
@@ -123,6 +129,7 @@ def test_a_stale_target_is_named_diffed_and_fixed(generated):
     assert (generated / "grads" / "grad_predict.py").read_text() == predict
 
 
+@pytest.mark.slow
 def test_gen_regenerates_stale_targets(generated):
     make_loss_stale(generated)
     assert run("gen", cwd=generated).returncode == 0
@@ -130,12 +137,14 @@ def test_gen_regenerates_stale_targets(generated):
     assert (result.returncode, result.stdout) == (0, "2 targets up to date\n")
 
 
+@pytest.mark.slow
 def test_gen_check_without_a_target_checks_every_target(generated):
     make_loss_stale(generated)
     result = run("gen", "--check", cwd=generated)
     assert result.returncode == 1 and "grads/grad_loss.py (model.py:loss) is stale" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_missing_output_is_named_with_the_command_that_writes_it(project):
     result = run("check", cwd=project)
     assert result.returncode == 1
@@ -147,6 +156,7 @@ def test_a_missing_output_is_named_with_the_command_that_writes_it(project):
     assert diff.stdout.startswith("--- /dev/null\n+++ grads/grad_loss.py\tgenerated now\n")
 
 
+@pytest.mark.slow
 def test_diff_of_one_target_on_the_command_line(generated):
     command = ("diff", "model.py:loss", "--args", "model.py:example", "--wrt", "W,b",
                "-o", "grads/grad_loss.py")
@@ -157,6 +167,7 @@ def test_diff_of_one_target_on_the_command_line(generated):
     assert stale.returncode == 1 and "+    # model.py:6  return np.sum(h ** 3)" in stale.stdout
 
 
+@pytest.mark.slow
 def test_paths_are_relative_to_the_pyproject_whatever_the_working_directory(generated):
     make_loss_stale(generated)
     result = run("check", cwd=generated / "grads")
@@ -165,12 +176,14 @@ def test_paths_are_relative_to_the_pyproject_whatever_the_working_directory(gene
            "-o grad_loss.py`" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_target_generates_what_its_command_line_would(generated):
     command = run("gen", "model.py:loss", "--args", "model.py:example", "--wrt", "W,b",
                   cwd=generated)
     assert command.stdout == (generated / "grads" / "grad_loss.py").read_text()
 
 
+@pytest.mark.slow
 def test_every_gen_option_is_a_key(project):
     write(project / "pyproject.toml", """
         [tool.yota-src.targets."model.py:predict"]
@@ -328,6 +341,7 @@ USES_HELPER = """
 """
 
 
+@pytest.mark.slow
 def test_each_target_is_generated_as_its_own_command_would(tmp_path):
     """Two targets whose files import a helpers.py of their own: the second
     must not get the first's (a gradient of tanh for one of sin), and what
@@ -352,6 +366,7 @@ def test_each_target_is_generated_as_its_own_command_would(tmp_path):
     assert run("check", cwd=tmp_path).returncode == 0
 
 
+@pytest.mark.slow
 def test_gen_writes_nothing_when_a_target_fails(project):
     model = project / "model.py"
     model.write_text(model.read_text().replace("return np.sum(W @ x)", "raise RuntimeError('no')"))
@@ -361,6 +376,7 @@ def test_gen_writes_nothing_when_a_target_fails(project):
     assert not (project / "grads" / "grad_loss.py").exists()
 
 
+@pytest.mark.slow
 def test_a_committed_file_with_crlf_line_endings_is_stale(generated):
     path = generated / "grads" / "grad_loss.py"
     path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))

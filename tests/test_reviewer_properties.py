@@ -159,6 +159,7 @@ def grad_f(x):
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(program=programs(), seed=st.integers(0, 2**16))
+@pytest.mark.slow
 def test_random_programs_read_as_a_reviewer_wants(program, seed):
     source, shapes = program
     module = load_program(source)
@@ -167,6 +168,7 @@ def test_random_programs_read_as_a_reviewer_wants(program, seed):
     assert faults == [], source
 
 
+@pytest.mark.slow
 def test_output_is_byte_identical_under_any_hash_seed(sources):
     script = ("import sys; sys.path.insert(0, 'tests'); import hashlib, test_golden; "
               "s = test_golden.golden_sources(); "

@@ -74,6 +74,7 @@ def weighted_reads(x, positions):
 @given(st.integers(1, 7).flatmap(lambda n: st.tuples(
     st.just(n), st.lists(st.integers(-n, n - 1), min_size=1, max_size=6).map(tuple))),
     st.sampled_from(["roll", "unroll"]))
+@pytest.mark.slow
 def test_any_pattern_of_reads_gets_the_right_gradient(size_and_positions, loops):
     size, positions = size_and_positions
     x = np.linspace(-1.5, 2.0, size)
@@ -140,6 +141,7 @@ points = st.lists(st.sampled_from([0.0, -0.0, 1.5, -2.0, 1e200, -1e-300, np.inf,
 
 @settings(max_examples=60, deadline=None)
 @given(expressions, points)
+@pytest.mark.slow
 def test_generated_scalar_code_computes_what_numpy_does(tmp_path_factory, expression, point):
     """Bit for bit, nan and inf included, on points where Python
     floats would raise or differ (0, inf, nan, overflow)."""

@@ -111,6 +111,7 @@ def test_an_input_gradient_written_row_by_row_takes_linear_memory(rng):
     assert peaks[1] < 8 * peaks[0], peaks  # 4x the steps: about 4x the memory
 
 
+@pytest.mark.slow
 def test_an_array_written_element_by_element_keeps_one_whole_version(rng):
     """100 writes into a local array: kept whole, each version would cost the
     array's size again."""

@@ -177,11 +177,13 @@ def families(rng):
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.slow
 def test_every_family_matches_finite_differences(rng):
     for fn, args in families(rng):
         ys.check_grad(fn, *args)
 
 
+@pytest.mark.slow
 def test_saved_modules_run_in_a_fresh_interpreter(tmp_path, rng):
     expected, calls = {}, {}
     for fn, args in families(rng):

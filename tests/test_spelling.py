@@ -431,6 +431,7 @@ def test_f_string_field_an_f_string_cannot_hold_is_formatted(capsys):
 
 # -- the command line ----------------------------------------------------------------
 
+@pytest.mark.slow
 def test_gen_writes_a_module_for_awkward_keys_and_parameter_names(tmp_path):
     (tmp_path / "awkward.py").write_text(textwrap.dedent('''
         import numpy as np

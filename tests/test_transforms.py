@@ -128,6 +128,7 @@ def test_what_a_transform_cannot_take_is_refused(rng):
 
 @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs(), st.integers(0, 2**16))
+@pytest.mark.slow
 def test_second_order_of_any_program(program, seed):
     """Random programs (loops, scatters, decisions, helpers): the Hessian-vector
     product in the first argument against finite differences of the gradient."""
@@ -148,6 +149,7 @@ def test_second_order_of_any_program(program, seed):
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_the_command_line_writes_each_transform(tmp_path):
     (tmp_path / "model.py").write_text(textwrap.dedent("""
         import numpy as np

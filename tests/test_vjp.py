@@ -95,6 +95,7 @@ def test_what_cannot_be_pulled_back_is_refused(rng):
 
 @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs(), st.integers(0, 2**16))
+@pytest.mark.slow
 def test_vjp_of_any_program_is_grad_of_its_weighted_sum(program, seed):
     """Random programs (loops, scatters, decisions, helpers) made vector-valued."""
     source, shapes = program

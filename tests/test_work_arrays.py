@@ -90,6 +90,7 @@ def test_threads_never_share_a_set_of_work_arrays(rng, every_size):
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs(), st.integers(0, 2**16))
+@pytest.mark.slow
 def test_work_arrays_change_no_bit_and_share_nothing(program, seed):
     """Random programs (loops, scatters, decisions, helpers) with a work array
     wherever the pass may put one, against the code without."""
