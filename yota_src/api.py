@@ -1131,14 +1131,15 @@ def _unroll(fn: Callable, args: tuple, rewind_draws: bool = True, loops: str = "
     _check_call(plain, args, source)
     params = _parameter_names(plain, len(args))
     library = array_library.library_of(params, args)
-    passed = signature_key(args)  # what the code takes: device arrays, for CuPy
+    passed = args  # what the code takes: device arrays, for CuPy
     if library != array_library.NUMPY:
         args = array_library.on_host(args)  # traced on the host; the code runs on the device
     signature = Signature.of(plain.__name__, params, args,
                              module=getattr(plain, "__module__", "") or "",
                              qualname=plain.__qualname__, source_hash=source.source_hash,
                              library=library)
-    signature.key = passed
+    if passed is not args:
+        signature.key = signature_key(passed)
     unroller = Unroller()
     unroller.roll = loops == "roll"  # a loop may become a loop op while traced
 

@@ -193,14 +193,21 @@ def host_array_module(*_arrays):
     return np
 
 
+_FOUND: dict = {}  # a CuPy function -> (module, name): each call of it in a trace asks
+
+
 def _device_name(fn) -> tuple[str, str] | None:
-    """(module, name) under which CuPy's public modules export `fn`."""
+    """(module, name) under which CuPy's public modules export `fn`: found
+    once by a scan of those modules, then remembered."""
+    if id(fn) in _FOUND:
+        return _FOUND[id(fn)][1]
     for module_name, module in sorted(sys.modules.items()):
         if module_name.partition(".")[0] not in DEVICE_PACKAGES or module is None \
                 or any(part.startswith("_") for part in module_name.split(".")):
             continue
         for name, value in vars(module).items():
             if value is fn and not name.startswith("_"):
+                _FOUND[id(fn)] = (fn, (module_name, name))  # fn kept: its id stays its own
                 return module_name, name
     return None
 
