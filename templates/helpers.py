@@ -7,8 +7,8 @@ or nothing when the shapes already match.
 
 import numpy as np
 
-from yota_src import primitives
-from yota_src.traced import is_static
+from yota_src.core import primitives
+from yota_src.trace.traced import is_static
 
 
 def axes_argument(axes):

@@ -8,9 +8,9 @@ a correlation.
 
 import numpy as np
 
-from yota_src import primitives
+from yota_src.core import primitives
 from yota_src.rules import adjoint
-from yota_src.traced import is_static
+from yota_src.trace.traced import is_static
 
 from .helpers import along, as_array, cast, pieces_of, unbroadcast
 

@@ -11,7 +11,7 @@ stay refused.
 
 import numpy as np
 
-from yota_src import primitives
+from yota_src.core import primitives
 from yota_src.rules import adjoint
 
 from .helpers import unbroadcast

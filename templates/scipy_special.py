@@ -14,7 +14,7 @@ import numpy as np
 import scipy.special
 
 from yota_src.rules import adjoint, nondifferentiable
-from yota_src.traced import is_static
+from yota_src.trace.traced import is_static
 
 from .helpers import masked, normalize_axes, unbroadcast
 

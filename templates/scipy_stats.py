@@ -24,7 +24,7 @@ import scipy.special
 import scipy.stats
 
 from yota_src.rules import adjoint, nodiff
-from yota_src.traced import is_static
+from yota_src.trace.traced import is_static
 
 from .helpers import unbroadcast
 from .linalg import triangle_read

@@ -6,7 +6,7 @@ import golden_programs
 import numpy as np
 from conftest import load_example
 
-from yota_src.structs import flatten, rebuild
+from yota_src.core.values import flatten, rebuild
 
 
 def gpu_example():

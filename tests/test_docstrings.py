@@ -7,7 +7,8 @@ import inspect
 import pytest
 
 import yota_src
-from yota_src import api, errors, rules, tape
+from yota_src import api, errors, rules
+from yota_src.ir import tape
 
 PUBLIC = [name for name in yota_src.__all__ if name != "errors"]
 

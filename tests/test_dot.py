@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import yota_src as ys
-from yota_src import dot
+from yota_src.ir import dot
 
 TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|->|[{}\[\];=,]|[A-Za-z_][A-Za-z0-9_.]*|\S')
 

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 import yota_src as ys
 from yota_src import api
 from yota_src.api import numerical_gradient
-from yota_src.cache import make_check
+from yota_src.api.cache import make_check
+from yota_src.core.values import signature_key
 from yota_src.errors import ControlFlowChanged
-from yota_src.structs import signature_key
 
 OPTIONS = (0, None, "roll")
 

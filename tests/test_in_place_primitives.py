@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import yota_src as ys
+from yota_src.core.primitives import arguments_read_only
 from yota_src.errors import MutationError
-from yota_src.primitives import arguments_read_only
 
 
 @pytest.fixture

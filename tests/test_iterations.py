@@ -6,7 +6,7 @@ from golden_programs import newton_sqrt, rnn
 from helpers_loops import nested, rows_with_a_branch
 
 import yota_src as ys
-from yota_src.iterations import iterations
+from yota_src.ir.iterations import iterations
 from yota_src.passes.roll import matching_runs
 
 

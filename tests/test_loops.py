@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import yota_src as ys
-from yota_src.loops import Loop
+from yota_src.ir.loops import Loop
+from yota_src.ir.tape import Tape, TapeError
 from yota_src.passes import optimize_forward
-from yota_src.tape import Tape, TapeError
 
 
 def row_norms(X, w):

@@ -6,7 +6,7 @@ from collections import OrderedDict, namedtuple
 import numpy as np
 
 import yota_src as ys
-from yota_src import nested
+from yota_src.core import nested
 
 Pair = namedtuple("Pair", "a b")
 

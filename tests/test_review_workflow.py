@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from yota_src import config
+from yota_src.cli import config
 
 MODEL = """
     import numpy as np

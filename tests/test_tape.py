@@ -95,7 +95,7 @@ def test_play_and_compile_refuse_after_outside_state_changed():
 # --- Tape.verify and the passes' contract ------------------------------------
 
 def _malformed(tape, **changes):
-    from yota_src.tape import TapeError
+    from yota_src.ir.tape import TapeError
 
     with pytest.raises(TapeError) as error:
         tape.replace(**changes).verify()
@@ -119,7 +119,7 @@ def test_verify_names_each_kind_of_fault(args):
 
 
 def test_verify_compares_shapes_with_recorded_values(args):
-    from yota_src.tape import TapeError
+    from yota_src.ir.tape import TapeError
 
     _, tape = ys.trace(mlp, *args)
     first = tape.ops[0]
@@ -129,9 +129,9 @@ def test_verify_compares_shapes_with_recorded_values(args):
 
 def test_every_pass_leaves_its_input_tape_as_it_was(args):
     from yota_src import passes
-    from yota_src.adjoint import differentiate
     from yota_src.api import _unroll
-    from yota_src.tape import Tape
+    from yota_src.differentiate.sweep import differentiate
+    from yota_src.ir.tape import Tape
 
     unroller, value, signature = _unroll(mlp, args)
     output = unroller.refs(value)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import yota_src as ys
-from yota_src import primitives
+from yota_src.core import primitives
 
 
 def weighted_unary(fn, x, w):

@@ -17,8 +17,8 @@ import textwrap
 import numpy as np
 
 from yota_src import rules
-from yota_src.operators import SYMBOLS as OPERATOR_SYMBOLS
-from yota_src.primitives import display_name
+from yota_src.core.operators import SYMBOLS as OPERATOR_SYMBOLS
+from yota_src.core.primitives import display_name
 
 PATH = pathlib.Path(__file__).resolve().parents[1] / "docs" / "rules.md"
 

@@ -20,7 +20,7 @@ import textwrap
 import types
 
 from yota_src import rules
-from yota_src.primitives import display_name
+from yota_src.core.primitives import display_name
 
 
 def callees(fn, seen: set) -> set:

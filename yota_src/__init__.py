@@ -1,26 +1,26 @@
 """yota-src: reverse-mode automatic differentiation of NumPy code by source
 transformation, producing gradient modules people can read and ship."""
 
-from . import codegen, errors
-from .api import (
-    GradFunction,
-    GradientResult,
-    Pullback,
-    check_grad,
-    derivative,
-    diffrule,
-    grad,
-    hessian,
-    hvp,
-    jacobian,
-    jvp,
-    simplegrad,
-    trace,
-    update,
-    vjp,
+from yota_src import codegen, errors
+from yota_src.api import (
+           GradFunction,
+           GradientResult,
+           Pullback,
+           check_grad,
+           derivative,
+           diffrule,
+           grad,
+           hessian,
+           hvp,
+           jacobian,
+           jvp,
+           simplegrad,
+           trace,
+           update,
+           vjp,
 )
-from .rules import nodiff
-from .tape import Tape
+from yota_src.ir.tape import Tape
+from yota_src.rules import nodiff
 
 Tape.compiler = staticmethod(codegen.compile_forward)  # the pipeline's last stage, wired here
 

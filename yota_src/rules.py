@@ -26,8 +26,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .loader import run_registered
-from .primitives import display_name
+from yota_src.codegen.loader import run_registered
+from yota_src.core.primitives import display_name
 
 _templates: dict = {}
 _nondifferentiable: set = set()

@@ -10,22 +10,22 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from .. import nested
-from ..tape import Call, Guard, Tape, TapeError
-from .accumulate import accumulate_scatters
-from .batch import batch_row_updates, hoist_row_products
-from .bodies import in_loop_bodies
-from .cse import eliminate_common_subexpressions
-from .dce import eliminate_dead_code
-from .gather import gather_scalars
-from .in_place import update_in_place
-from .masks import keep_masked_zeros
-from .outputs import own_outputs
-from .roll import roll_loops
-from .scalars import python_scalars
-from .seeds import fold_seeds
-from .simplify import simplify
-from .work_arrays import use_work_arrays
+from yota_src.core import nested
+from yota_src.ir.tape import Call, Guard, Tape, TapeError
+from yota_src.passes.accumulate import accumulate_scatters
+from yota_src.passes.batch import batch_row_updates, hoist_row_products
+from yota_src.passes.bodies import in_loop_bodies
+from yota_src.passes.cse import eliminate_common_subexpressions
+from yota_src.passes.dce import eliminate_dead_code
+from yota_src.passes.gather import gather_scalars
+from yota_src.passes.in_place import update_in_place
+from yota_src.passes.masks import keep_masked_zeros
+from yota_src.passes.outputs import own_outputs
+from yota_src.passes.roll import roll_loops
+from yota_src.passes.scalars import python_scalars
+from yota_src.passes.seeds import fold_seeds
+from yota_src.passes.simplify import simplify
+from yota_src.passes.work_arrays import use_work_arrays
 
 VERIFY = os.environ.get("YOTA_SRC_VERIFY") == "1"
 

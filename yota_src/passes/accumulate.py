@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import operator
 
-from .. import primitives
-from ..tape import Call, Op, Tape, readers
-from .rewrite import rewrite
+from yota_src.core import primitives
+from yota_src.ir.tape import Call, Op, Tape, readers
+from yota_src.passes.rewrite import rewrite
 
 
 def accumulate_scatters(tape: Tape) -> Tape:

@@ -15,10 +15,10 @@ import operator
 
 import numpy as np
 
-from .. import primitives
-from ..loops import OUTSIDE, Param, is_loop, is_loop_output
-from ..tape import Call, Op, Tape, map_refs, readers
-from .rewrite import rewrite, with_operands
+from yota_src.core import primitives
+from yota_src.ir.loops import OUTSIDE, Param, is_loop, is_loop_output
+from yota_src.ir.tape import Call, Op, Tape, map_refs, readers
+from yota_src.passes.rewrite import rewrite, with_operands
 
 
 def hoist_row_products(tape: Tape) -> Tape:

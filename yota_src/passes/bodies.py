@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..loops import Param, is_loop
-from ..tape import Call, Op, Tape, operands
-from .rewrite import rewrite
+from yota_src.ir.loops import Param, is_loop
+from yota_src.ir.tape import Call, Op, Tape, operands
+from yota_src.passes.rewrite import rewrite
 
 
 def in_loop_bodies(*passes: Callable[[Tape], Tape]) -> Callable[[Tape], Tape]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import nested
-from ..primitives import FRESH_BUFFERS, T, has_effect
-from ..tape import Call, Guard, Op, Tape
-from .rewrite import rewrite
+from yota_src.core import nested
+from yota_src.core.primitives import FRESH_BUFFERS, T, has_effect
+from yota_src.ir.tape import Call, Guard, Op, Tape
+from yota_src.passes.rewrite import rewrite
 
 
 def eliminate_common_subexpressions(tape: Tape) -> Tape:

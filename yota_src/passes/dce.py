@@ -6,8 +6,8 @@ generated code must consume random numbers as the function does. Output
 
 from __future__ import annotations
 
-from ..primitives import has_effect
-from ..tape import Call, Guard, Op, Tape, iter_refs, operands
+from yota_src.core.primitives import has_effect
+from yota_src.ir.tape import Call, Guard, Op, Tape, iter_refs, operands
 
 
 def live_ops(tape: Tape) -> set:

@@ -14,9 +14,9 @@ import operator
 
 import numpy as np
 
-from .. import primitives
-from ..tape import Call, Op, Tape, readers
-from .rewrite import rewrite
+from yota_src.core import primitives
+from yota_src.ir.tape import Call, Op, Tape, readers
+from yota_src.passes.rewrite import rewrite
 
 _MAX_SIZE = 64  # elements: a literal longer than this reads worse than the updates
 

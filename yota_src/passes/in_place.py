@@ -16,9 +16,9 @@ import operator
 
 import numpy as np
 
-from ..tape import Call, Guard, Op, Tape, iter_refs, readers
-from .outputs import new_result
-from .rewrite import rewrite
+from yota_src.ir.tape import Call, Guard, Op, Tape, iter_refs, readers
+from yota_src.passes.outputs import new_result
+from yota_src.passes.rewrite import rewrite
 
 MIN_BYTES = 1 << 17
 _UFUNCS = {operator.add: np.add, operator.sub: np.subtract, operator.mul: np.multiply,

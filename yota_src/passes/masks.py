@@ -18,8 +18,8 @@ import operator
 
 import numpy as np
 
-from ..tape import Call, Op, Tape
-from .rewrite import rewrite
+from yota_src.ir.tape import Call, Op, Tape
+from yota_src.passes.rewrite import rewrite
 
 # elementwise steps linear in the operands at these positions
 _LINEAR_IN = {operator.mul: (0, 1), np.multiply: (0, 1), operator.truediv: (0,),

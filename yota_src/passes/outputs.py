@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import primitives
-from ..loops import is_loop_output
-from ..tape import Call, Const, Input, Op, Tape, iter_refs, map_refs
+from yota_src.core import primitives
+from yota_src.ir.loops import is_loop_output
+from yota_src.ir.tape import Call, Const, Input, Op, Tape, iter_refs, map_refs
 
 # primitives whose result is always a new array (beside ufuncs, operators and
 # constructors: primitives.returns_new_array), never a view of an operand

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .. import nested
-from ..tape import Call, Guard, Op, Tape, map_refs
+from yota_src.core import nested
+from yota_src.ir.tape import Call, Guard, Op, Tape, map_refs
 
 
 def rewrite(tape: Tape, visit: Callable[[Op, bool, Op], Op]) -> Tape:

@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import nested
-from ..iterations import inner_loops, iterations
-from ..loops import CARRIED, COUNTER, OUTSIDE, Loop, Param, is_loop
-from ..primitives import has_effect
-from ..tape import Call, Const, Guard, Input, Op, Tape, map_refs, operands, readers
-from .dce import live_ops
-from .rewrite import rewrite, with_operands
+from yota_src.core import nested
+from yota_src.core.primitives import has_effect
+from yota_src.ir.iterations import inner_loops, iterations
+from yota_src.ir.loops import CARRIED, COUNTER, OUTSIDE, Loop, Param, is_loop
+from yota_src.ir.tape import Call, Const, Guard, Input, Op, Tape, map_refs, operands, readers
+from yota_src.passes.dce import live_ops
+from yota_src.passes.rewrite import rewrite, with_operands
 
 SHORTEST = 3  # iterations: a shorter run reads as well unrolled
 

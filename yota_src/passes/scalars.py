@@ -25,9 +25,9 @@ import operator
 
 import numpy as np
 
-from .. import primitives
-from ..tape import Call, Op, Tape, iter_refs, operands, readers
-from .rewrite import rewrite
+from yota_src.core import primitives
+from yota_src.ir.tape import Call, Op, Tape, iter_refs, operands, readers
+from yota_src.passes.rewrite import rewrite
 
 _SAME_ON_FLOATS = (operator.add, operator.sub, operator.mul, operator.neg, operator.pos,
                    operator.abs, abs)

@@ -17,9 +17,9 @@ import operator
 
 import numpy as np
 
-from .. import primitives
-from ..tape import Call, Const, Op, Tape, iter_refs
-from .rewrite import rewrite
+from yota_src.core import primitives
+from yota_src.ir.tape import Call, Const, Op, Tape, iter_refs
+from yota_src.passes.rewrite import rewrite
 
 # elementwise primitives, by the positions of their value operands
 _ELEMENTWISE = {fn: (0, 1) for fn in (operator.add, operator.sub, operator.mul,

@@ -10,9 +10,9 @@ import operator
 
 import numpy as np
 
-from .. import primitives
-from ..tape import Call, Const, Op, Tape, readers
-from .rewrite import rewrite
+from yota_src.core import primitives
+from yota_src.ir.tape import Call, Const, Op, Tape, readers
+from yota_src.passes.rewrite import rewrite
 
 _RIGHT_IDENTITY = {operator.add: 0, operator.sub: 0, operator.mul: 1, operator.truediv: 1,
                    operator.pow: 1}

@@ -23,11 +23,11 @@ import operator
 
 import numpy as np
 
-from .. import primitives
-from ..tape import Call, Guard, Op, Tape, operands, readers
-from . import in_place
-from .outputs import new_result
-from .rewrite import rewrite
+from yota_src.core import primitives
+from yota_src.ir.tape import Call, Guard, Op, Tape, operands, readers
+from yota_src.passes import in_place
+from yota_src.passes.outputs import new_result
+from yota_src.passes.rewrite import rewrite
 
 MIN_BYTES = in_place.MIN_BYTES
 _UFUNCS = {**in_place._UFUNCS, operator.matmul: np.matmul}  # not `**`: `a ** 0.5` is np.sqrt

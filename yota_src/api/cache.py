@@ -1,0 +1,160 @@
+"""The store behind `ys.grad`: compiled gradients by specialisation, and a
+quick way back to them for the call a training loop makes every step.
+
+The full key (`structs.signature_key`) walks every argument through the
+struct machinery and hashes nested tuples: about 1 µs per array and 8 µs for
+a small struct, several times the cost of the generated code on small
+inputs. So each function also keeps a short list of *checks*, one per
+specialisation it was called with: a small generated function that tests
+the arguments in place (`type(x) is ndarray and x.shape == (3,) and ...`),
+reading each leaf once and building nothing. A check holds exactly the facts
+the full key holds (types, shapes, dtypes, the values of static leaves, the
+field names of plain objects), so a passing check means an equal full key.
+Where it cannot promise that (a class with slots or descriptors, a NumPy
+scalar, an enum), no check is made and every call computes the full key.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from yota_src.core.values import kind_of
+
+_MAX_CHECKS = 8  # per function: shapes a training loop alternates between
+_MAX_DEPTH = 24  # nesting a check spells out; deeper arguments use the full key
+
+
+class _NoCheck(Exception):
+    """An argument a check cannot describe: use the full key."""
+
+
+_plain_classes: dict[type, bool] = {}
+
+
+def _is_plain(cls: type) -> bool:
+    """Objects of `cls` are described by their `__dict__` alone: a Python
+    class without slots, properties or attribute hooks, which the struct
+    machinery walks field by field exactly as its `__dict__` lists them."""
+    known = _plain_classes.get(cls)
+    if known is None:
+        known = all(
+            "__slots__" not in vars(klass) and "__getattr__" not in vars(klass)
+            and "__getattribute__" not in vars(klass)
+            and not any(hasattr(attribute, "__set__") or hasattr(attribute, "__delete__")
+                        for name, attribute in vars(klass).items()
+                        if name not in ("__dict__", "__weakref__"))
+            for klass in cls.__mro__[:-1])
+        try:
+            known = known and kind_of(object.__new__(cls)) == "struct"
+        except TypeError:  # a class that cannot be made without its constructor
+            known = False
+        _plain_classes[cls] = known
+    return known
+
+
+class _CheckWriter:
+    """Writes the body of one check: a test per leaf, each leaf bound to a
+    local (`v3 = a0.__dict__[k1]`) once the tests above it have passed, so
+    nothing is read twice and no read can fail."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+        self.constants: dict[str, Any] = {"_ndarray": np.ndarray}
+        self.names = 0
+
+    def constant(self, value) -> str:
+        name = f"k{len(self.constants)}"
+        self.constants[name] = value
+        return name
+
+    def test(self, condition: str) -> None:
+        self.lines.append(f"if not ({condition}): return False")
+
+    def local(self, expression: str) -> str:
+        self.names += 1
+        self.lines.append(f"v{self.names} = {expression}")
+        return f"v{self.names}"
+
+    def describe(self, name: str, value, depth: int) -> None:
+        if depth > _MAX_DEPTH:
+            raise _NoCheck
+        cls, test = type(value), self.test
+        if cls is np.ndarray:
+            dtype = self.constant(value.dtype)
+            test(f"type({name}) is _ndarray and {name}.shape == {self.constant(value.shape)} "
+                 f"and ({name}.dtype is {dtype} or {name}.dtype == {dtype})")
+        elif cls is float:
+            test(f"type({name}) is float")
+        elif value is None or cls is bool:
+            test(f"{name} is {value!r}")
+        elif cls is int or cls is str:
+            test(f"type({name}) is {cls.__name__} and {name} == {self.constant(value)}")
+        elif cls is list or cls is tuple:
+            test(f"type({name}) is {cls.__name__} and len({name}) == {len(value)}")
+            for index, item in enumerate(value):
+                self.describe(self.local(f"{name}[{index}]"), item, depth + 1)
+        elif cls is dict or _is_plain(cls):
+            fields = value if cls is dict else value.__dict__
+            test(f"type({name}) is {self.constant(cls)}")
+            if cls is not dict:
+                name = self.local(f"{name}.__dict__")
+            test(f"tuple({name}) == {self.constant(tuple(fields))}")
+            for key, item in fields.items():
+                self.describe(self.local(f"{name}[{self.constant(key)}]"), item, depth + 1)
+        else:
+            raise _NoCheck
+
+
+def make_check(options: tuple, args: tuple) -> Callable[[tuple, tuple], bool] | None:
+    """A function `check(options, args)` true exactly when `args` (and the
+    call's options: bound arguments, wrt, loops) have the specialisation of
+    these, or None where arguments cannot be checked without the full key."""
+    writer = _CheckWriter()
+    try:
+        for index, arg in enumerate(args):
+            writer.describe(f"a{index}", arg, 0)
+    except (_NoCheck, RecursionError):
+        return None
+    same = writer.constant(options)
+    unpack = [f"{', '.join(f'a{index}' for index in range(len(args)))}, = args"] if args else []
+    body = [f"if options is not {same} and options != {same} or len(args) != {len(args)}: "
+            "return False", *unpack, *writer.lines, "return True"]
+    source = "def check(options, args):\n" + "".join(f"    {line}\n" for line in body)
+    namespace = writer.constants
+    exec(compile(source, "<yota-src argument check>", "exec"), namespace)
+    return namespace["check"]
+
+
+class GradientCache:
+    """Compiled variants by full key, and per function the checks that lead
+    to them; a variant list is shared by its key and its checks, so dropping
+    a stale variant drops it for both."""
+
+    def __init__(self):
+        self.variants: dict[Any, list] = {}
+        self.checks: dict[Callable, list[tuple[Callable, list]]] = {}
+        self.lock = threading.Lock()
+
+    def remember(self, function: Callable, options: tuple, args: tuple, key) -> None:
+        """Make a check for this call's arguments leading to `key`'s variants."""
+        check = make_check(options, args)
+        if check is None:
+            return
+        with self.lock:  # a new list: `find` may be reading the old one
+            older = self.checks.get(function, [])[:_MAX_CHECKS - 1]
+            self.checks[function] = [(check, self.variants[key])] + older
+
+    def clear(self) -> None:
+        with self.lock:
+            self.variants.clear()
+            self.checks.clear()
+
+    def values(self):
+        return self.variants.values()
+
+    def items(self):
+        return self.variants.items()

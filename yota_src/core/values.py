@@ -1,0 +1,442 @@
+"""Struct-like arguments as leaves with paths, and back.
+
+A path is a tuple of steps `(ATTR, name)` or `(ITEM, key)`; users see only
+the keys (`('layers', 0, 'W')`). Leaves are classified once:
+
+* DIFF: float arrays and floats, the values gradients are taken for;
+* DATA: integer and boolean arrays (indices, masks): traced, no gradient;
+* STATIC: everything else (ints, strings, None, functions): folded into the
+  unrolled code and guarded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import keyword
+import os
+import re
+import types
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+ATTR, ITEM = "attr", "item"
+DIFF, DATA, STATIC, GENERATOR = "diff", "data", "static", "generator"
+
+_OPAQUE = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+           types.MethodType, np.dtype, np.ufunc, str, bytes)
+
+
+def is_array(value) -> bool:
+    """An array of NumPy or of a library following its interface (CuPy).
+    Asked of the type, so a class (np.float32) or an object whose attribute
+    lookup raises something else (a dict with `__getattr__ = dict.__getitem__`)
+    is no array."""
+    if isinstance(value, np.ndarray):
+        return True
+    kind = type(value)
+    if kind is type or not hasattr(kind, "shape"):
+        return False
+    return hasattr(kind, "__array_namespace__") or kind.__module__.partition(".")[0] == "cupy"
+
+
+def kind_of(value) -> str:
+    """DIFF, DATA, STATIC, GENERATOR, or 'struct' for containers to recurse into."""
+    if isinstance(value, (np.random.Generator, np.random.RandomState)):
+        return GENERATOR  # drawn from by the generated code, whichever one is passed
+    if is_array(value):
+        return DIFF if np.issubdtype(value.dtype, np.inexact) else DATA
+    if isinstance(value, (float, complex, np.inexact)):
+        return DIFF
+    if value is None or isinstance(value, (bool, int, np.integer, np.bool_, enum.Enum) + _OPAQUE):
+        return STATIC
+    if isinstance(value, (dict, list, tuple)) or dataclasses.is_dataclass(value):
+        return "struct"
+    if type(value).__module__.split(".")[0] in ("builtins", "numpy", "functools"):
+        return STATIC
+    if (hasattr(value, "__dict__") or hasattr(type(value), "__slots__")) \
+            and _defined_in_python(type(value)):
+        return "struct"
+    return STATIC
+
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: made by a class statement
+
+
+def _defined_in_python(cls: type) -> bool:
+    """Only objects of Python classes are mirrored field by field: one built on
+    a C type (an open file, a lock) cannot be copied without its constructor."""
+    return all(klass.__flags__ & _HEAP_TYPE for klass in cls.__mro__[:-1])
+
+
+def children(value) -> list[tuple[tuple[str, Any], Any]]:
+    """The (step, child) pairs of a struct-like value, in a stable order."""
+    if isinstance(value, dict):
+        return [((ITEM, key), item) for key, item in value.items()]
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return [((ATTR, name), getattr(value, name)) for name in value._fields]
+    if isinstance(value, (list, tuple)):
+        return [((ITEM, i), item) for i, item in enumerate(value)]
+    names = list(getattr(value, "__dict__", {}))
+    for klass in type(value).__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        names += [slots] if isinstance(slots, str) else [s for s in slots if s != "__dict__"]
+    return [((ATTR, name), getattr(value, name)) for name in names if hasattr(value, name)]
+
+
+def flatten(value, path: tuple = ()) -> list[tuple[tuple, Any]]:
+    """All (path, leaf) pairs below `value`; a leaf itself gives [((), value)]."""
+    if kind_of(value) != "struct":
+        return [(path, value)]
+    out = []
+    for step, child in children(value):
+        out += flatten(child, path + (step,))
+    return out
+
+
+def rebuild(value, replace: Callable[[tuple, Any], Any], path: tuple = ()):
+    """A copy of `value` whose leaves are `replace(path, leaf)`.
+
+    Objects are copied without running their constructors, so any class with
+    plain attributes can be mirrored for unrolling. A part in which no leaf
+    was replaced is the object itself, so identity (`mode is Mode.TRAIN`,
+    `opt is DEFAULT`) and equality defined by identity hold as in a call.
+    """
+    if kind_of(value) != "struct":
+        return replace(path, value)
+    steps = children(value)
+    new_children = [(step, rebuild(child, replace, path + (step,))) for step, child in steps]
+    if all(new is old for (_, new), (_, old) in zip(new_children, steps)):
+        return value
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return type(value)._make(child for _, child in new_children)
+    if isinstance(value, (list, tuple)):
+        items = [child for _, child in new_children]
+        return type(value)(items) if type(value) in (list, tuple) else _copy_with(value, items)
+    if isinstance(value, dict):
+        mirror = _empty_like(value, dict)
+        dict.update(mirror, value)
+        dict.update(mirror, {step[1]: child for step, child in new_children})
+        return mirror
+    mirror = object.__new__(type(value))
+    if hasattr(value, "__dict__"):
+        mirror.__dict__.update(value.__dict__)
+    for (_, name), child in new_children:
+        object.__setattr__(mirror, name, child)
+    return mirror
+
+
+def _copy_with(value, items):
+    if isinstance(value, tuple):
+        mirror = tuple.__new__(type(value), items)
+        _copy_attributes(value, mirror)
+        return mirror
+    mirror = _empty_like(value, list)
+    list.extend(mirror, items)
+    return mirror
+
+
+def _empty_like(value, base: type):
+    """An empty `base` of value's own subclass with its instance attributes,
+    made without the copy protocol (which a `__getattr__` that raises KeyError,
+    as `__getattr__ = dict.__getitem__` does, breaks before Python 3.11)."""
+    mirror = base.__new__(type(value))
+    _copy_attributes(value, mirror)
+    return mirror
+
+
+def _copy_attributes(value, mirror) -> None:
+    try:
+        vars(mirror).update(vars(value))
+    except TypeError:  # no instance dictionary
+        pass
+
+
+def get_path(value, path: tuple):
+    for kind, key in path:
+        value = getattr(value, key) if kind == ATTR else value[key]
+    return value
+
+
+def set_path(root, path: tuple, new):
+    """Store `new` at `path`, in place where the container allows it.
+
+    Returns the root, rebuilt where an immutable container (tuple,
+    namedtuple, frozen dataclass) was on the way.
+    """
+    if not path:
+        return new
+    (kind, key), rest = path[0], path[1:]
+    child = getattr(root, key) if kind == ATTR else root[key]
+    new_child = set_path(child, rest, new)
+    if rest and new_child is child:
+        return root
+    if isinstance(root, tuple):
+        if hasattr(root, "_fields"):
+            return root._replace(**{key: new_child})
+        return root[:key] + (new_child,) + root[key + 1:]
+    if kind == ITEM:
+        root[key] = new_child
+    elif dataclasses.is_dataclass(root) and root.__dataclass_params__.frozen:
+        return dataclasses.replace(root, **{key: new_child})
+    else:
+        setattr(root, key, new_child)
+    return root
+
+
+def user_path(path: tuple) -> tuple:
+    """The path as users see it: keys only."""
+    return tuple(key for _, key in path)
+
+
+def path_expression(base: str, path: tuple) -> str:
+    """The leaf's path as text for messages and docstrings: `m.layers[0].W`
+    (codegen spells paths as code itself, keys as literals)."""
+    text = base
+    for kind, key in path:
+        if kind == ITEM:
+            text += f"[{describe_value(key)}]"
+        elif is_attribute_name(key):
+            text += f".{key}"
+        else:
+            text = f"getattr({text}, {key!r})"
+    return text
+
+
+def is_attribute_name(name) -> bool:
+    """Whether `obj.name` reads the attribute `name`: an identifier, no
+    keyword, unchanged by the NFKC normalisation Python applies to names."""
+    return (isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)
+            and unicodedata.normalize("NFKC", name) == name)
+
+
+def describe_dtype(dtype) -> str:
+    """`float64`; the exact string where the name would hide something
+    (`>f8` for a big-endian array, `<U5` for strings)."""
+    dtype = np.dtype(dtype)
+    try:
+        if np.dtype(dtype.name) == dtype and dtype.isnative:
+            return dtype.name
+    except TypeError:
+        pass
+    return str(dtype)
+
+
+def path_name(base: str, path: tuple) -> str:
+    """A name for the leaf: `m_layers_0_W`, `d_C_data` for `d['C:\\data']`
+    (each run of other characters one `_`; codegen makes it an identifier)."""
+    parts = [base] + [key if isinstance(key, str) else describe_value(key) for _, key in path]
+    return re.sub(r"\W+", "_", "_".join(parts)).strip("_") or base
+
+
+# --- what a tape is specialised to ---------------------------------------
+
+@dataclass(frozen=True)
+class Leaf:
+    path: tuple
+    kind: str  # DIFF | DATA | STATIC
+    shape: tuple | None = None
+    dtype: Any = None
+    scalar: bool = False  # a Python/NumPy scalar rather than an array
+    value: Any = None  # STATIC leaves only
+    type: Any = None  # the array or scalar type, which the traced code was run with
+
+    def describe(self) -> str:
+        if self.kind == STATIC:
+            value = self.value
+            by_identity = value is None or isinstance(value, bool) \
+                or qualified_name(value) is not None or type(value).__eq__ is object.__eq__
+            return f"{'is' if by_identity else '=='} {describe_value(value)}"
+        if self.kind == GENERATOR:
+            return f"a {self.type.__name__}"
+        if self.scalar:
+            return "float" if self.type in (float, np.float64) else self.type.__name__
+        return f"{describe_dtype(self.dtype)} {self.shape}"
+
+    def describe_rows(self) -> str:
+        """An array whose length a trip count is read from: any number of rows."""
+        rest = ", ".join(str(size) for size in self.shape[1:])
+        return f"{describe_dtype(self.dtype)} (any,{' ' + rest if rest else ''})"
+
+
+def describe_leaf(path: tuple, value) -> Leaf:
+    kind = kind_of(value)
+    if kind == STATIC:
+        return Leaf(path, STATIC, value=value)
+    if kind == GENERATOR:
+        return Leaf(path, GENERATOR, type=type(value))
+    scalar = not is_array(value)
+    return Leaf(path, kind, np.shape(value) if not scalar else (),
+                np.asarray(value).dtype if scalar else value.dtype, scalar, type=type(value))
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def describe_value(value) -> str:
+    """A static value as text that is the same in every run: sets sorted,
+    functions and classes by qualified name, never a memory address (which
+    would make two runs of `yota-src gen` write different files)."""
+    if isinstance(value, (set, frozenset)):
+        items = ", ".join(sorted(describe_value(item) for item in value))
+        if isinstance(value, frozenset):
+            return f"frozenset({{{items}}})" if value else "frozenset()"
+        return f"{{{items}}}" if value else "set()"
+    if isinstance(value, (list, tuple)) and type(value) in (list, tuple):
+        items = [describe_value(item) for item in value]
+        if isinstance(value, list):
+            return f"[{', '.join(items)}]"
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    if isinstance(value, dict) and type(value) is dict:
+        return "{" + ", ".join(f"{describe_value(k)}: {describe_value(v)}"
+                               for k, v in value.items()) + "}"
+    name = qualified_name(value)
+    if name is not None and "<" in name and hasattr(value, "__code__"):
+        code = value.__code__  # a lambda or local function: say where it was defined
+        return f"{name} ({os.path.basename(code.co_filename)}:{code.co_firstlineno})"
+    if name is not None:
+        return name
+    if type(value).__repr__ is object.__repr__:
+        return f"<{qualified_name(type(value))} object>"
+    return _ADDRESS.sub("", repr(value))
+
+
+def qualified_name(value) -> str | None:
+    """`module.qualname` of a function, class, ufunc or module; None for other values."""
+    if isinstance(value, types.ModuleType):
+        return value.__name__
+    if isinstance(value, np.ufunc):
+        return f"numpy.{value.__name__}"
+    if not isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType)):
+        return None
+    qualname = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    if qualname is None:
+        return None
+    module = getattr(value, "__module__", None)
+    owner = getattr(value, "__self__", None)
+    if module is None and owner is not None and not isinstance(owner, types.ModuleType):
+        return None  # a bound builtin method: its owner is an object, described by repr
+    return f"{module}.{qualname}" if module and module != "builtins" else qualname
+
+
+@dataclass
+class Signature:
+    """Parameter names of the primal and the leaves of each positional argument."""
+
+    function_name: str
+    params: list[str]
+    leaves: list[list[Leaf]]
+    structs: list[bool]
+    module: str = ""
+    qualname: str = ""
+    source_hash: str = ""
+    outside: tuple = ()  # what was read from outside the arguments, as docstring lines
+    library: str = "numpy"  # the arrays' library: "numpy", or "cupy" (array_library.py)
+
+    containers: list[Container] = field(default_factory=list)
+    key: Any = None  # signature_key of the arguments
+
+    @classmethod
+    def of(cls, function_name: str, params: list[str], args: tuple, **info) -> Signature:
+        key = signature_key(args)  # first: it refuses arguments that contain themselves
+        leaves = [[describe_leaf(p, v) for p, v in flatten(arg)] for arg in args]
+        structs = [kind_of(arg) == "struct" for arg in args]
+        containers = [node for i, arg in enumerate(args) for node in _layouts(i, arg)]
+        return cls(function_name, params, leaves, structs, containers=containers, key=key,
+                   **info)
+
+    def leaf_expression(self, index: int, path: tuple) -> str:
+        return path_expression(self.params[index], path)
+
+    def dropping_last(self) -> Signature:
+        """This signature without its last positional parameter."""
+        index = len(self.params) - 1
+        return dataclasses.replace(
+            self, params=self.params[:index], leaves=self.leaves[:index],
+            structs=self.structs[:index],
+            containers=[node for node in self.containers if node.index != index])
+
+    def with_argument(self, name: str, arg) -> Signature:
+        """This signature with one more positional parameter, `name`, taking
+        arguments like `arg` (a pullback's cotangent: vjp)."""
+        index = len(self.params)
+        return dataclasses.replace(
+            self, params=[*self.params, name],
+            leaves=[*self.leaves, [describe_leaf(p, v) for p, v in flatten(arg)]],
+            structs=[*self.structs, kind_of(arg) == "struct"],
+            containers=[*self.containers, *_layouts(index, arg)],
+            key=(self.key, signature_key((arg,))))
+
+    def describe(self, free_counts: frozenset = frozenset()) -> str:
+        """Each leaf and what it is specialised to; an argument in
+        `free_counts` has a trip count read from it at run time: any int will
+        do, or an array with any number of rows."""
+        parts = []
+        for i, leaves in enumerate(self.leaves):
+            for leaf in leaves:
+                free = i in free_counts and not leaf.path
+                what = leaf.describe() if not free else "any int (a trip count)" \
+                    if leaf.kind == STATIC else leaf.describe_rows()
+                parts.append(f"{self.leaf_expression(i, leaf.path)} {what}")
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class Container:
+    """A struct on the way to leaves, and what reading its children relies on:
+    its type, and its dict keys in order, its length, or its attribute names."""
+
+    index: int  # the positional argument it is in
+    path: tuple
+    type: type
+    keys: tuple  # dict keys, attribute names, or list/tuple indices
+
+    @property
+    def kind(self) -> str:
+        """'dict', 'sequence' (list or tuple) or 'object' (attributes)."""
+        if issubclass(self.type, dict):
+            return "dict"
+        if issubclass(self.type, (list, tuple)) and not hasattr(self.type, "_fields"):
+            return "sequence"
+        return "object"
+
+
+def _layouts(index: int, value, path: tuple = ()):
+    """The Container of every struct in `value`, parents before their children."""
+    if kind_of(value) != "struct":
+        return
+    steps = children(value)
+    yield Container(index, path, type(value), tuple(key for (_, key), _ in steps))
+    for step, child in steps:
+        yield from _layouts(index, child, path + (step,))
+
+
+def signature_key(args: tuple):
+    """A hashable summary of everything a compiled gradient is specialised to."""
+    try:
+        return tuple(_key(arg) for arg in args)
+    except RecursionError:
+        raise ValueError("an argument contains itself (a list appended to itself, an object "
+                         "referring back to its owner), or nests deeper than Python's "
+                         "recursion limit: pass the arrays it holds instead") from None
+
+
+def _key(value):
+    if is_array(value):
+        return (type(value), value.shape, value.dtype)
+    kind = kind_of(value)
+    if kind in (DIFF, GENERATOR):
+        return (type(value),)
+    if kind == STATIC:
+        try:
+            hash(value)
+            return (type(value), value)
+        except TypeError:  # a set, a slice (before 3.12), ...: by contents, as guarded
+            from yota_src.ir.specialisation import snapshot  # late: it builds on this module
+
+            return snapshot(value)
+    return (type(value),) + tuple((step, _key(child)) for step, child in children(value))

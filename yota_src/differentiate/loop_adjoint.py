@@ -1,0 +1,396 @@
+"""The adjoint of a rolled loop: the body's adjoint, run from the last
+iteration to the first.
+
+The forward loop stacks each value the body's adjoint reads (`hs[t] = h`);
+the reversed loop reads them back at its counter, carries the gradient of
+each carried variable from one iteration to the one before, and accumulates
+the gradients of what the body read from outside: loop invariants summed,
+arrays read at the counter written at the counter (`dxs[t] += dx`). The
+templates run once, on the example values of the iteration the body was
+made from, as they do for any op.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+
+import numpy as np
+
+from yota_src.core import primitives
+from yota_src.ir.loops import CARRIED, COUNTER, OUTSIDE, Loop, Param
+from yota_src.ir.tape import Call, Op, iter_refs, map_refs, operands
+from yota_src.trace.traced import Traced, values_of
+from yota_src.trace.unroll import Unroller
+
+
+@dataclass
+class _Reversed:
+    """A reversed loop, and what its call takes and gives back."""
+
+    loop: Loop
+    inits: list  # per carried value: ("final", k) the gradient of output k, or ("zeros", param)
+    outside: list  # per outside param: the forward loop's outside param it stands for
+    stacked: list  # forward body values stacked for it, in the order of its stack params
+    stack_grads: list  # output numbers of the forward call whose gradients it reads
+    targets: list  # per result: the forward call's argument number it is the gradient of
+    # outer products summed over the iterations, done as one product after the loop:
+    # (argument number, its stack's output number, the param of the rows, row offset)
+    products: list
+
+
+def propagate_loop(driver: Unroller, known, op: Call, dy, active: set, grads: dict,
+                   resaved: dict) -> None:
+    """Add the loop call `op`'s contributions to the gradients of its
+    arguments to `grads`; `dy` holds the gradient of each of its outputs
+    (None where there is none). The forward call that also stacks what the
+    reversed loop reads goes into `resaved`, to take `op`'s place on the tape."""
+    from yota_src.differentiate.sweep import _accumulate, active_ops
+
+    loop: Loop = op.fn
+    dy = list(dy) if isinstance(dy, (list, tuple)) else [None] * len(loop.output_types())
+    n_carried = len(loop.carried)
+    body_active = _active_body(loop, [a in active for a in op.args[:n_carried]],
+                               [a in active for a in op.args[n_carried:]], active_ops)
+    built = _Reverse(driver, known, loop, body_active).build(dy)
+    if built is None:
+        return
+    forward = resaved.get(op, op)
+    missing = tuple(v for v in built.stacked if v not in forward.fn.saved)
+    if missing:
+        forward = Call(forward.fn.saving(missing), op.args, op.kwargs, None, op.dtype, op.loc,
+                       op.depends)
+        resaved[op] = forward
+    args = [Traced(a, known[a], driver) if isinstance(a, Op) else a for a in op.args]
+    saved_loc, driver.loc = driver.loc, loop.loc
+    try:
+        forward_value = Traced(forward, forward.fn(*values_of(args)), driver)
+        values = []
+        for kind, what in built.inits:
+            if kind == "final" and dy[what] is not None:
+                values.append(dy[what])
+            else:
+                like = loop.carried[what] if kind == "final" else what
+                outside = args[n_carried + loop.outside.index(what)] if kind == "zeros" else None
+                values.append(driver.primitive(np.zeros_like, (outside,), {})
+                              if isinstance(outside, Traced) and outside.op in driver.any_rows
+                              else _zeros(driver, like))
+        values += [args[n_carried + loop.outside.index(p)] for p in built.outside]
+        values += [driver.primitive(operator.getitem,
+                                    (forward_value, n_carried + forward.fn.saved.index(v)), {})
+                   for v in built.stacked]
+        values += [dy[number] for number in built.stack_grads]
+        if loop.test is not None:  # as many iterations back as the `while` loop ran
+            values.append(driver.primitive(
+                operator.getitem, (forward_value, n_carried + len(forward.fn.saved)), {}))
+        elif loop.bound is not None:  # the trip count, read at run time
+            values.append(args[-1])
+        parts = driver.primitive(built.loop, tuple(values), {})  # a tuple of traced parts
+        for grad, target in zip(parts, built.targets):
+            _accumulate(driver, op, args[target], grad, active, grads)
+        for target, number, rows, offset in built.products:
+            grad = _product(driver, built.loop, values, parts[len(built.targets) + number],
+                            rows, offset)
+            _accumulate(driver, op, args[target], grad, active, grads)
+    finally:
+        driver.loc = saved_loc
+
+
+def _product(driver: Unroller, loop: Loop, values: list, stack, rows: Param, offset: int):
+    """`vs.T @ xs`: the sum over the iterations of the outer product of the
+    per-step vector (stacked at the counter) and the row read there."""
+    array = values[len(loop.carried) + loop.outside.index(rows)]
+    first = loop.start + offset
+    count = values[-1] if loop.bound is not None else None
+    whole = count is not None and not first and not loop.bound + offset \
+        and getattr(count.op, "fn", None) is len and count.op.args[0] is array.op
+    if count is not None and not whole:  # `xs[:n]`: the rows the run-time count reaches
+        stop = count if not loop.bound + offset else driver.primitive(
+            operator.add, (count, loop.bound + offset), {})
+        array = driver.primitive(operator.getitem, (array, slice(first or None, stop)), {})
+    elif (first, loop.stop + offset) != (0, np.shape(array.value)[0]):
+        array = driver.primitive(operator.getitem,
+                                 (array, slice(first or None, loop.stop + offset)), {})
+    return driver.primitive(operator.matmul,
+                            (driver.primitive(primitives.T, (stack,), {}), array), {})
+
+
+def _active_body(loop: Loop, carried: list, outside: list, active_ops) -> set:
+    """The body's values on the gradient path: a carried variable is where it
+    starts from one, or where the body makes it from one."""
+    while True:
+        seeds = {p for p, on in zip(loop.carried, carried) if on and p.differentiable}
+        seeds |= {p for p, on in zip(loop.outside, outside) if on and p.differentiable}
+        active = active_ops([*loop.params, *loop.ops], seeds)
+        now = [on or (result in active and param.differentiable)
+               for on, param, result in zip(carried, loop.carried, loop.results)]
+        if now == carried:
+            return active
+        carried = now
+
+
+class _Reverse:
+    """Builds the reversed loop of one forward loop."""
+
+    def __init__(self, driver: Unroller, known, loop: Loop, active: set):
+        self.loop, self.active = loop, active
+        self.body = Unroller(templates=True)
+        self.body.input_names = driver.input_names
+        self.known = known.within(loop.origins)
+        self.counter = Param(COUNTER, (), np.dtype(int), "t")
+        self.index = self.counter if loop.start == 0 else Call(
+            operator.sub, (self.counter, loop.start), {}, (), np.dtype(int), None, False)
+        self.reads: dict[Op, Op] = {}  # forward body value -> what reads it again
+        self.prelude: list[Op] = [] if self.index is self.counter else [self.index]
+        self.next_index: Op | None = None
+        self.stacks: dict[Op, Param] = {}
+        self.outside: dict[Op, Param] = {}  # forward outside param -> the reversed loop's
+
+    def look(self, value: Op) -> Op:
+        """What the reversed body reads for a forward body value: its stack at
+        the counter; the same read for a read of an outside array at the
+        counter (`xs[t]`), which needs no stack."""
+        if value is self.loop.counter:
+            return self.counter
+        if isinstance(value, Param) and value.role == OUTSIDE:
+            if value not in self.outside:
+                self.outside[value] = Param(OUTSIDE, value.shape, value.dtype, value.hint)
+            return self.outside[value]
+        if value not in self.reads:
+            read = self._read_again(value)
+            if read is None:
+                carried = self._carried_out(value)
+                stacked = value if carried is None else carried
+                if stacked not in self.stacks:
+                    shape = (self.loop.count + isinstance(stacked, Param), *stacked.shape)
+                    self.stacks[stacked] = Param(OUTSIDE, shape, stacked.dtype, None)
+                index = self.index if carried is None else self._next_index()
+                read = Call(operator.getitem, (self.stacks[stacked], index), {}, value.shape,
+                            value.dtype, None, True)
+                read.hint = value.hint
+            self.reads[value] = read
+            self.prelude.append(read)
+        return self.reads[value]
+
+    def _carried_out(self, value: Op) -> Param | None:
+        """The carried variable `value` becomes, where it becomes one alone: its
+        stack, one longer, holds it too (at the next iteration's place)."""
+        slots = [k for k, result in enumerate(self.loop.results) if result is value]
+        if len(slots) != 1 or isinstance(value, Param):
+            return None
+        return self.loop.carried[slots[0]]
+
+    def _next_index(self) -> Op:
+        if self.next_index is None:
+            self.next_index = Call(operator.add, (self.index, 1), {}, (), np.dtype(int), None,
+                                   False)
+            self.prelude.append(self.next_index)
+        return self.next_index
+
+    def _read_again(self, value: Op) -> Op | None:
+        """`xs[t]`, `xs[t + 1]`, `t + 1` made again from the counter."""
+        if not isinstance(value, Call) or value.kwargs:
+            return None
+        if value.fn in (operator.add, operator.sub) and len(value.args) == 2 \
+                and type(value.args[1]) is int and (value.args[0] is self.loop.counter or
+                                                   self._read_again(value.args[0])):
+            made = Call(value.fn, (self.look(value.args[0]), value.args[1]), {}, value.shape,
+                        value.dtype, None, value.depends)
+        elif value.fn is operator.getitem and len(value.args) == 2 \
+                and isinstance(value.args[0], Param) and value.args[0].role == OUTSIDE \
+                and all(leaf is self.loop.counter or self._read_again(leaf) is not None
+                        for leaf in iter_refs(value.args[1])):
+            made = Call(operator.getitem, (self.look(value.args[0]),
+                                           map_refs(value.args[1], self.look)), {},
+                        value.shape, value.dtype, None, value.depends)
+        else:
+            return None
+        made.hint = value.hint
+        return made
+
+    def build(self, dy: list) -> _Reversed | None:
+        from yota_src.differentiate.sweep import _plus, _propagate
+
+        loop, body = self.loop, self.body
+        n_carried = len(loop.carried)
+        grads: dict[Op, object] = {}
+        carried_in, labels = {}, {}
+        slots = _useful_slots(loop, dy, self.active)
+        for k in slots:
+            result = loop.results[k]
+            carried_in[k] = Param(CARRIED, result.shape, result.dtype, None)
+            labels[carried_in[k]] = loop.carried[k]
+            grads[self.look(result)] = Traced(carried_in[k], _ones(result), body)
+        stack_grads, stack_params = [], []
+        for number, value in enumerate(loop.saved):
+            if dy[n_carried + number] is None or value not in self.active:
+                continue
+            param = Param(OUTSIDE, (loop.count, *value.shape), value.dtype, None)
+            stack_grads.append(n_carried + number)
+            stack_params.append(param)
+            read = body.primitive(operator.getitem, (Traced(param, _ones(param), body),
+                                                      Traced(self.index, 0, body)), {})
+            grads[self.look(value)] = _plus(body, grads.get(self.look(value)), read)
+        active = {self.look(v) for v in (*loop.params, *loop.ops)  # in order: look() names
+                  if v in self.active and v is not loop.counter}    # stacks as it meets them
+        scattered: dict[Op, list] = {}  # forward outside param -> (index, gradient) pairs
+        for op in reversed(loop.ops):
+            if not isinstance(op, Call) or op not in self.active \
+                    or self.look(op) not in grads:
+                continue
+            grad = grads.pop(self.look(op))
+            array = op.args[0] if op.fn is operator.getitem and len(op.args) == 2 else None
+            if isinstance(array, Param) and array.role == OUTSIDE \
+                    and primitives.is_basic_index(op.args[1]) \
+                    and all(_offset(v, loop.counter) is not None for v in iter_refs(op.args[1])):
+                # `xs[t]`, `xs[t - 1]`, `w[2]`: written into the array's gradient there
+                # (`dxs[t] += ...`, which names it)
+                index = map_refs(op.args[1], lambda v: Traced(self.look(v), self.known[v],
+                                                              body))
+                scattered.setdefault(array, []).append((index, grad))
+                continue
+            if isinstance(grad, Traced) and grad.op in set(body.ops):
+                labels.setdefault(grad.op, op)
+            _propagate(body, self.known, op, grad, active, grads, look=self.look)
+        return self._finish(slots, carried_in, grads, scattered, stack_params, stack_grads,
+                            labels)
+
+    def _finish(self, slots, carried_in, grads, scattered, stack_params, stack_grads,
+                labels) -> _Reversed | None:
+        loop, body = self.loop, self.body
+        carried, results, inits, targets, saved, products = [], [], [], [], [], []
+        for k in slots:
+            carried.append(carried_in[k])
+            results.append(self._op(grads.get(self.look(loop.carried[k])), loop.carried[k]))
+            inits.append(("final", k))
+            targets.append(k)
+        for j, forward_param in enumerate(loop.outside):
+            if forward_param not in self.active:
+                continue
+            product = self._outer_product(forward_param, grads, scattered)
+            if product is not None:  # stacked here, one matmul after the loop
+                vector, rows, offset = product
+                if vector not in saved:
+                    saved.append(vector)
+                products.append((len(loop.carried) + j, saved.index(vector), rows, offset))
+                continue
+            accumulator = Param(CARRIED, forward_param.shape, forward_param.dtype, None)
+            total = Traced(accumulator, np.zeros(forward_param.shape, forward_param.dtype), body)
+            if forward_param in self.outside and self.outside[forward_param] in grads:
+                grad = grads[self.outside[forward_param]]
+                body.loc = getattr(getattr(grad, "op", None), "loc", None)
+                total = body.binary(operator.add, total, grad)
+            for index, grad in scattered.get(forward_param, []):
+                body.loc = getattr(getattr(grad, "op", None), "loc", None)
+                total = body.primitive(primitives.index_add, (total, index, grad), {})
+            if total.op is accumulator:
+                continue
+            carried.append(accumulator)
+            results.append(total.op)
+            labels[accumulator] = forward_param
+            inits.append(("zeros", forward_param))
+            targets.append(len(loop.carried) + j)
+        if not carried and not saved:
+            return None
+        used = _used([*self.prelude, *body.ops], [*results, *saved])
+        stacked = [value for value, stack in self.stacks.items()
+                   if stack in used or any(stack is rows for _, _, rows, _ in products)]
+        outside = [p for p, q in self.outside.items()
+                   if q in used or any(q is rows for _, _, rows, _ in products)]
+        ops = [op for op in [*self.prelude, *body.ops] if op in used]
+        params = (*(self.outside[p] for p in outside), *(self.stacks[v] for v in stacked),
+                  *stack_params)
+        reverse = Loop(self.counter, tuple(carried), params, ops, tuple(results), tuple(saved),
+                       loop.start, loop.stop, reverse=True, loc=loop.loc,
+                       bound=loop.start if loop.test is not None else loop.bound,
+                       labels={op: label for op, label in labels.items()
+                               if op in used or op in carried})
+        return _Reversed(reverse, inits, outside, stacked, stack_grads, targets, products)
+
+    def _outer_product(self, forward_param, grads: dict, scattered: dict):
+        """`dW += np.outer(v, xs[t])`, the only use of `W`'s gradient in the
+        body: the per-step vector `v` to stack, the param whose rows `xs[t]`
+        reads (an outside array or a stack), and the row read at counter `t`
+        less `t`. None where the gradient is anything else (or the count is
+        not known when the code is written)."""
+        grad = grads.get(self.outside.get(forward_param))
+        if self.loop.test is not None or scattered.get(forward_param) \
+                or not isinstance(grad, Traced):
+            return None
+        op = grad.op
+        if not (isinstance(op, Call) and op.fn is np.outer and len(op.args) == 2
+                and not op.kwargs and all(isinstance(a, Op) for a in op.args)):
+            return None
+        vector, read = op.args
+        if not (isinstance(read, Call) and read.fn is operator.getitem and not read.kwargs
+                and isinstance(read.args[0], Param) and read.args[0].role == OUTSIDE):
+            return None
+        offset = _offset(read.args[1], self.counter)
+        if offset is None or len(vector.shape) != 1:
+            return None
+        return vector, read.args[0], offset
+
+    def _op(self, grad, like: Op) -> Op:
+        """A carried gradient as an op of the body, zeros where none flowed."""
+        if isinstance(grad, Traced):
+            if grad.op.dtype != like.dtype:
+                grad = self.body.primitive(primitives.astype, (grad, like.dtype), {})
+            return grad.op
+        fn, args = primitives.filled(like.shape, 0.0 if grad is None else float(grad),
+                                     like.dtype)
+        return self.body.primitive(fn, args, {}).op
+
+
+def _offset(index, counter: Param) -> int | None:
+    """For an index `t + c` of `counter` (`t`, `t - 1`, `t + 1`): c; None for
+    anything else."""
+    if index is counter:
+        return 0
+    if isinstance(index, Call) and index.fn in (operator.add, operator.sub) \
+            and len(index.args) == 2 and type(index.args[1]) is int:
+        inner = _offset(index.args[0], counter)
+        step = index.args[1] if index.fn is operator.add else -index.args[1]
+        return None if inner is None else inner + step
+    return None
+
+
+def _useful_slots(loop: Loop, dy: list, active: set) -> list[int]:
+    """The carried variables whose gradient can be other than zero: those
+    returned with a gradient, and those a useful one is made from (Newton's
+    `err` is carried to the loop's test alone: its gradient is always zero)."""
+    from yota_src import rules
+
+    n_carried = len(loop.carried)
+    useful = {k for k in range(n_carried) if dy[k] is not None}
+    sinks = {value for number, value in enumerate(loop.saved) if dy[n_carried + number]
+             is not None}
+    while True:
+        reach = sinks | {loop.results[k] for k in useful}
+        for op in reversed(loop.ops):
+            if op in reach and isinstance(op, Call) and op in active \
+                    and not rules.is_nondifferentiable(op.fn):
+                reach.update(operands(op))
+        more = {k for k, param in enumerate(loop.carried) if param in reach and param in active}
+        if more <= useful:
+            return sorted(k for k in useful if loop.carried[k] in active)
+        useful |= more
+
+
+def _zeros(driver: Unroller, like: Op):
+    """A gradient's start: 0.0 for a float, an array of zeros for an array."""
+    if like.shape == () and like.dtype == np.float64:
+        return 0.0
+    fn, fill = primitives.filled(like.shape, 0.0, like.dtype)
+    return driver.primitive(fn, fill, {})
+
+
+def _ones(op: Op):
+    return np.ones(op.shape, op.dtype)
+
+
+def _used(ops: list, results) -> set:
+    used = set(results)
+    for op in reversed(ops):
+        if op in used:
+            used.update(operands(op))
+    return used

@@ -1,0 +1,203 @@
+"""Trip counts the generated code reads at run time.
+
+An int argument `n` is part of the specialisation, since the trace folds
+whatever the code does with it. Where the code does nothing with it but
+`for ... in range(n):`, and the body does nothing with the counter but
+index with it (`xs[t]`, `xs[t + 1]`), the loop's work does not depend on `n`
+beyond how often it is done: a rolled loop can then take its trip count
+from the argument, and one gradient serves every `n`.
+
+The interpreter hands such an argument to the code as a `TripCount` (an
+int that knows where it came from) and the counter of such a loop as a
+`Counter`; any other use of either, found where the interpreter evaluates
+an expression, marks it `used`, and the count stays specialised.
+
+The same holds for an array argument `xs` whose rows a loop goes over
+(`for x in xs`, `range(len(xs))`, `range(xs.shape[0])`): where nothing else
+reads its length (`len`, `.shape`, `.size`, `np.shape`, iterating it) and
+nothing but the loop reads it (passes/roll.py checks its readers), its
+leading dimension is free too: the code takes the count from `len(xs)`.
+"""
+
+from __future__ import annotations
+
+import gast
+
+
+class Use:
+    """Whether a value was used other than as a trip count (or an index)."""
+
+    def __init__(self):
+        self.used = False
+
+
+class TripCount(int):
+    """Positional argument `index`, an int, as the interpreter holds it."""
+
+    def __new__(cls, value: int, index: int):
+        made = super().__new__(cls, value)
+        made.index = index
+        made.use = Use()
+        return made
+
+
+class Counter(int):
+    """The counter of a loop over `range(TripCount)`."""
+
+    def __new__(cls, value: int, use: Use):
+        made = super().__new__(cls, value)
+        made.use = use
+        return made
+
+
+class LoopCount:
+    """What a loop statement's trip count came from: positional argument
+    `index` (an int, or an array whose rows the loop goes over: `rows`), used
+    for nothing else (`argument`), its counter used for indexing alone
+    (`counter`)."""
+
+    def __init__(self, value: int, index: int, argument: Use, rows: bool = False,
+                 less: int = 0):
+        self.index, self.argument, self.rows = index, argument, rows
+        self.less = less  # `range(len(xs) - 1)`: the count is the length less this
+        self.counter = Use()
+        self.value = value
+
+        self.state: LoopState | None = None  # set by the loop's entry
+
+    @classmethod
+    def of(cls, count: TripCount) -> LoopCount:
+        return cls(int(count), count.index, count.use)
+
+    @property
+    def free(self) -> bool:
+        return not (self.argument.used or self.counter.used or self.state is None
+                    or self.state.changes)
+
+
+class LoopState:
+    """Whether a loop's iterations change more than the traced values they
+    carry. The trace sees every iteration it ran; code made for another
+    number of iterations (a count read at run time, a `while` loop's test)
+    must not depend on work the trace folded, so it is made only for loops
+    whose body assigns plain local names alone (no stores into objects, no
+    helper calls, which may change state the trace cannot see) and whose
+    names hold traced values or the same value after every iteration
+    (`steps += 1` is state that would be wrong for another count)."""
+
+    def __init__(self, body: list):
+        self.names = _assigned_names(body)
+        self.changes = self.names is None
+        self.last: dict = {}
+
+    def after_iteration(self, frame_locals: dict, called: bool) -> None:
+        """`called`: the iteration called code whose effects its ops do not show."""
+        if called:
+            self.changes = True
+        if self.changes:
+            return
+        from yota_src.trace.traced import Traced
+        for name in self.names:
+            value = frame_locals.get(name)
+            if isinstance(value, Traced):
+                continue
+            if name in self.last and not _same_static(self.last[name], value):
+                self.changes = True
+            self.last[name] = value
+
+
+def _same_static(a, b) -> bool:
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # noqa: BLE001 - any failure to compare is a difference
+        return False
+
+
+def _assigned_names(body: list) -> set[str] | None:
+    """The names a loop body assigns, or None where it does more than assign
+    plain names (stores into objects, statements other than assignments and
+    `if`, nested loops, `break`)."""
+    names: set[str] = set()
+
+    def targets(node) -> bool:
+        if isinstance(node, gast.Name):
+            names.add(node.id)
+            return True
+        return isinstance(node, gast.Tuple) and all(targets(element) for element in node.elts)
+
+    def simple(statements) -> bool:
+        for statement in statements:
+            if isinstance(statement, gast.Assign):
+                if not all(targets(target) for target in statement.targets):
+                    return False
+            elif isinstance(statement, gast.AugAssign):
+                if not targets(statement.target):
+                    return False
+            elif isinstance(statement, gast.If):
+                if not (simple(statement.body) and simple(statement.orelse)):
+                    return False
+            elif not isinstance(statement, gast.Pass):
+                return False
+        return True
+
+    return names if simple(body) else None
+
+
+def range_of_count(node) -> gast.Name | None:
+    """The `n` of a `for ... in range(n):` header, as written."""
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
+            and node.func.id == "range" and len(node.args) == 1 and not node.keywords \
+            and isinstance(node.args[0], gast.Name):
+        return node.args[0]
+    return None
+
+
+def rows_of_count(node) -> tuple[gast.Name, str, int] | None:
+    """The array `xs` a `for` header goes over the rows of, as written, how,
+    and how many rows fewer: `range(len(xs))` and `range(xs.shape[0] - 1)`
+    ("range"; the names `len` and `range` are checked to be the builtins),
+    `for x in xs` ("rows")."""
+    if isinstance(node, gast.Name):
+        return node, "rows", 0
+    if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+            and len(node.args) == 1 and not node.keywords):
+        return None
+    (stop,) = node.args
+    less = 0
+    if isinstance(stop, gast.BinOp) and isinstance(stop.op, gast.Sub) \
+            and isinstance(stop.right, gast.Constant) and type(stop.right.value) is int \
+            and stop.right.value > 0:
+        stop, less = stop.left, stop.right.value
+    if isinstance(stop, gast.Call) and isinstance(stop.func, gast.Name) and len(stop.args) == 1 \
+            and not stop.keywords and isinstance(stop.args[0], gast.Name):
+        return stop.args[0], "range", less  # range(len(xs))
+    if isinstance(stop, gast.Subscript) and isinstance(stop.slice, gast.Constant) \
+            and stop.slice.value == 0 and type(stop.slice.value) is int \
+            and isinstance(stop.value, gast.Attribute) and stop.value.attr == "shape" \
+            and isinstance(stop.value.value, gast.Name):
+        return stop.value.value, "range", less  # range(xs.shape[0])
+    return None
+
+
+def index_positions(body: list, name: str) -> set[int]:
+    """The `name` nodes of a loop body that only index: inside a subscript's
+    index, alone or plus or minus an int literal (`xs[t]`, `xs[t + 1, 0]`)."""
+    allowed = set()
+
+    def index_part(node):
+        if isinstance(node, gast.Name) and node.id == name:
+            allowed.add(id(node))
+        elif isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Add, gast.Sub)) \
+                and isinstance(node.right, gast.Constant) and type(node.right.value) is int:
+            index_part(node.left)
+        elif isinstance(node, gast.Tuple):
+            for element in node.elts:
+                index_part(element)
+
+    for statement in body:
+        for node in gast.walk(statement):
+            if isinstance(node, gast.Subscript):
+                index_part(node.slice)
+            if isinstance(node, (gast.FunctionDef, gast.Lambda)):
+                return set()  # a function made in the body may read the counter later
+    return allowed
