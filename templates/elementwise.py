@@ -5,9 +5,7 @@ import operator
 
 import numpy as np
 
-from yota_src.core import primitives
-from yota_src.rules import adjoint
-from yota_src.trace.traced import is_static
+from yota_src.rules import adjoint, is_static, primitives
 
 from .helpers import divide, masked, tie_share, unbroadcast
 

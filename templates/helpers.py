@@ -7,8 +7,7 @@ or nothing when the shapes already match.
 
 import numpy as np
 
-from yota_src.core import primitives
-from yota_src.trace.traced import is_static
+from yota_src.rules import is_static, primitives
 
 
 def axes_argument(axes):

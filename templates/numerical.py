@@ -8,9 +8,7 @@ a correlation.
 
 import numpy as np
 
-from yota_src.core import primitives
-from yota_src.rules import adjoint
-from yota_src.trace.traced import is_static
+from yota_src.rules import adjoint, is_static, primitives
 
 from .helpers import along, as_array, cast, pieces_of, unbroadcast
 

@@ -5,8 +5,7 @@ import operator
 
 import numpy as np
 
-from yota_src.rules import adjoint
-from yota_src.trace.traced import is_static
+from yota_src.rules import adjoint, is_static
 
 from .helpers import log_of_base, power_base_gradient, unbroadcast
 

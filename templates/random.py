@@ -11,8 +11,7 @@ stay refused.
 
 import numpy as np
 
-from yota_src.core import primitives
-from yota_src.rules import adjoint
+from yota_src.rules import adjoint, primitives
 
 from .helpers import unbroadcast
 

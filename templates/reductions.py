@@ -2,8 +2,7 @@
 
 import numpy as np
 
-from yota_src.rules import adjoint
-from yota_src.trace.traced import is_static
+from yota_src.rules import adjoint, is_static
 
 from .helpers import (
     aligned_weights,

@@ -13,8 +13,7 @@ import math
 import numpy as np
 import scipy.special
 
-from yota_src.rules import adjoint, nondifferentiable
-from yota_src.trace.traced import is_static
+from yota_src.rules import adjoint, is_static, nondifferentiable
 
 from .helpers import masked, normalize_axes, unbroadcast
 

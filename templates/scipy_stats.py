@@ -23,8 +23,7 @@ import numpy as np
 import scipy.special
 import scipy.stats
 
-from yota_src.rules import adjoint, nodiff
-from yota_src.trace.traced import is_static
+from yota_src.rules import adjoint, is_static, nodiff
 
 from .helpers import unbroadcast
 from .linalg import triangle_read

@@ -6,8 +6,7 @@ import operator
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from yota_src.core import primitives
-from yota_src.rules import adjoint
+from yota_src.rules import adjoint, primitives
 
 from .helpers import (
     along,

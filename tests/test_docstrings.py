@@ -7,7 +7,8 @@ import inspect
 import pytest
 
 import yota_src
-from yota_src import api, errors, rules
+from yota_src import api, errors
+from yota_src.core import registry
 from yota_src.ir import tape
 
 PUBLIC = [name for name in yota_src.__all__ if name != "errors"]
@@ -37,9 +38,9 @@ def test_public_functions_have_type_hints(name):
 def registry_restored():
     """The examples register rules (diffrule, nodiff) for functions of their
     own; the registry is put back, so later tests see only the real rules."""
-    rules.registered()  # the built-in rules loaded first, so that they are what is put back
-    tables = (rules._templates, rules._nondifferentiable, rules._nodiff_args, rules._refused,
-              rules._expressions)
+    registry.registered()  # the built-in rules loaded first, so that they are what is put back
+    tables = (registry._templates, registry._nondifferentiable, registry._nodiff_args,
+              registry._refused, registry._expressions)
     saved = [table.copy() for table in tables]
     yield
     for table, before in zip(tables, saved):
@@ -47,7 +48,7 @@ def registry_restored():
         table.update(before)
 
 
-@pytest.mark.parametrize("module", [api, tape, rules, errors], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [api, tape, registry, errors], ids=lambda m: m.__name__)
 def test_docstring_examples_run(module, registry_restored):
     # as a user's script runs them: functions defined in an example are the
     # user's (module __main__), not yota-src's own

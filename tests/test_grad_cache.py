@@ -13,8 +13,8 @@ import yota_src as ys
 from yota_src import api
 from yota_src.api import numerical_gradient
 from yota_src.api.cache import make_check
-from yota_src.core.values import signature_key
 from yota_src.errors import ControlFlowChanged
+from yota_src.ir.signature import signature_key
 
 OPTIONS = (0, None, "roll")
 

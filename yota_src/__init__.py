@@ -3,28 +3,27 @@ transformation, producing gradient modules people can read and ship."""
 
 from yota_src import codegen, errors
 from yota_src.api import (
-           GradFunction,
-           GradientResult,
-           Pullback,
-           check_grad,
-           derivative,
-           diffrule,
-           grad,
-           hessian,
-           hvp,
-           jacobian,
-           jvp,
-           simplegrad,
-           trace,
-           update,
-           vjp,
+    GradFunction,
+    GradientResult,
+    Pullback,
+    check_grad,
+    derivative,
+    diffrule,
+    grad,
+    hessian,
+    hvp,
+    jacobian,
+    jvp,
+    simplegrad,
+    trace,
+    update,
+    vjp,
 )
+from yota_src.core.registry import nodiff
 from yota_src.ir.tape import Tape
-from yota_src.rules import nodiff
+from yota_src.version import __version__ as __version__
 
 Tape.compiler = staticmethod(codegen.compile_forward)  # the pipeline's last stage, wired here
-
-__version__ = "0.1.0"
 
 __all__ = ["grad", "simplegrad", "vjp", "jvp", "hvp", "hessian", "jacobian", "derivative",
            "trace", "update", "check_grad", "diffrule", "nodiff", "errors", "GradientResult",

@@ -21,10 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from yota_src import codegen, passes, rules
-from yota_src.api import transforms
+from yota_src import codegen, passes
+from yota_src.api import nested_derivatives, transforms
 from yota_src.api.cache import GradientCache
 from yota_src.codegen import loader
+from yota_src.core import registry
 from yota_src.core.primitives import display_name, is_output
 from yota_src.core.values import (
     ATTR,
@@ -32,14 +33,12 @@ from yota_src.core.values import (
     DIFF,
     GENERATOR,
     ITEM,
-    Signature,
     flatten,
     get_path,
     is_array,
     kind_of,
     rebuild,
     set_path,
-    signature_key,
     user_path,
 )
 from yota_src.differentiate import cotangents
@@ -54,6 +53,7 @@ from yota_src.errors import (
     without_internal_frames,
 )
 from yota_src.ir import display
+from yota_src.ir.signature import Signature, signature_key
 from yota_src.ir.specialisation import all_hold, describe_outside, first_stale
 from yota_src.ir.tape import Call, Tape
 from yota_src.passes import eliminate_dead_code, optimize, optimize_forward
@@ -896,10 +896,10 @@ def diffrule(fn: Callable, wrt: str | None = None,
     an importable module, which the generated code imports).
     """
     if wrt is None and expr is None:
-        return rules.adjoint(fn)
+        return registry.adjoint(fn)
     if wrt is None or expr is None:
         raise TypeError("diffrule(fn, wrt, expr) needs both the parameter name and the expression")
-    rules.expression_rule(fn, wrt, expr)
+    registry.expression_rule(fn, wrt, expr)
     return None
 
 
@@ -1119,7 +1119,7 @@ def _unroll(fn: Callable, args: tuple, rewind_draws: bool = True, loops: str = "
     plain = unwrap(fn)
     name = getattr(plain, "__qualname__", None) or getattr(plain, "__name__", None) \
         or type(plain).__name__
-    if rules.is_primitive(plain):
+    if registry.is_primitive(plain):
         raise SourceUnavailableError(
             f"{display_name(plain)} is a primitive (yota-src has a rule for it), not a Python "
             "function of yours with source to unroll",
@@ -1414,3 +1414,6 @@ def _steps(root, path: tuple) -> tuple:
 
 __all__ = ["grad", "simplegrad", "trace", "update", "check_grad", "diffrule", "GradientResult",
            "GradFunction", "numerical_gradient"]
+
+
+nested_derivatives.install()  # ys.grad inside a traced function: the interpreter asks here

@@ -20,13 +20,19 @@ import types
 from yota_src.core.values import kind_of
 from yota_src.errors import UnsupportedSyntaxError
 from yota_src.trace.traced import Traced
+from yota_src.trace.unroll import Unroller, UserFunction
+
+
+def install() -> None:
+    """Make the interpreter hand yota-src's own functions here: the one way
+    the trace stage reaches the API, which it cannot import."""
+    Unroller.nested_derivative = call
 
 
 def call(unroller, fn, args: tuple, kwargs: dict, node, frame):
     """The traced result of one of yota-src's own functions called while
     unrolling, or NotImplemented where it has no meaning inside a trace."""
     from yota_src import api
-    from yota_src.trace.unroll import UserFunction
 
     if fn in (api.grad, api.simplegrad, api.vjp) and args and isinstance(args[0], UserFunction):
         raise UnsupportedSyntaxError(

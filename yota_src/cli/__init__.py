@@ -24,11 +24,12 @@ import traceback
 import types
 from collections.abc import Sequence
 
-from yota_src import __version__, api
+from yota_src import api
 from yota_src.cli import config
 from yota_src.codegen import loader
 from yota_src.differentiate import cotangents
 from yota_src.errors import YotaError
+from yota_src.version import __version__
 
 
 class UsageError(Exception):

@@ -43,7 +43,6 @@ from yota_src.core.values import (
     GENERATOR,
     ITEM,
     STATIC,
-    Container,
     describe_dtype,
     describe_value,
     is_attribute_name,
@@ -53,6 +52,7 @@ from yota_src.core.values import (
 from yota_src.errors import UnsupportedSyntaxError
 from yota_src.ir import contexts
 from yota_src.ir.loops import is_loop, is_loop_output
+from yota_src.ir.signature import Container
 from yota_src.ir.tape import Call, Const, Guard, Input, Op, Tape, operands, readers
 from yota_src.passes.naming import Naming
 from yota_src.trace import array_library

@@ -7,7 +7,6 @@ generated function back (which is what lets yota-src differentiate it again).
 
 from __future__ import annotations
 
-import hashlib
 import linecache
 import os
 import tempfile
@@ -15,20 +14,10 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from yota_src import errors
+from yota_src.core.compiled_text import GENERATED, run_registered
 
 _ERROR_CLASSES = {"SignatureMismatch": errors.SignatureMismatch,
                   "ControlFlowChanged": errors.ControlFlowChanged}
-
-
-def run_registered(source: str, label: str, namespace: dict) -> dict:
-    """Execute `source` in `namespace` under a linecache-registered file name,
-    so inspect and tracebacks can read the text back."""
-    digest = hashlib.sha1(source.encode()).hexdigest()[:12]
-    filename = f"<yota-src {label} {digest}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace.setdefault("__file__", filename)
-    exec(compile(source, filename, "exec"), namespace)
-    return namespace
 
 
 class InProcessOnly(NamedTuple):
@@ -44,9 +33,6 @@ class InProcessOnly(NamedTuple):
 
 
 _IN_PROCESS_ONLY = "__yota_src_in_process_only__"
-
-
-GENERATED = "yota_src_generated"  # the package name of modules loaded here, not of ours
 
 
 def load(source: str, function_name: str, constants: dict | None = None) -> Callable:

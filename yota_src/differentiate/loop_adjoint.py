@@ -17,7 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from yota_src.core import primitives
+from yota_src.core import primitives, registry
+from yota_src.differentiate import higher_order
+from yota_src.differentiate.propagate import accumulate, active_ops, plus, propagate
 from yota_src.ir.loops import CARRIED, COUNTER, OUTSIDE, Loop, Param
 from yota_src.ir.tape import Call, Op, iter_refs, map_refs, operands
 from yota_src.trace.traced import Traced, values_of
@@ -39,13 +41,13 @@ class _Reversed:
     products: list
 
 
-def propagate_loop(driver: Unroller, known, op: Call, dy, active: set, grads: dict,
-                   resaved: dict) -> None:
+@higher_order.register(Loop)
+def propagate_loop(driver: Unroller, known, op: Call, dy, active: set, grads: dict) -> None:
     """Add the loop call `op`'s contributions to the gradients of its
     arguments to `grads`; `dy` holds the gradient of each of its outputs
     (None where there is none). The forward call that also stacks what the
-    reversed loop reads goes into `resaved`, to take `op`'s place on the tape."""
-    from yota_src.differentiate.sweep import _accumulate, active_ops
+    reversed loop reads goes into `driver.resaved`, to take `op`'s place on the tape."""
+    resaved = driver.resaved
 
     loop: Loop = op.fn
     dy = list(dy) if isinstance(dy, (list, tuple)) else [None] * len(loop.output_types())
@@ -87,11 +89,11 @@ def propagate_loop(driver: Unroller, known, op: Call, dy, active: set, grads: di
             values.append(args[-1])
         parts = driver.primitive(built.loop, tuple(values), {})  # a tuple of traced parts
         for grad, target in zip(parts, built.targets):
-            _accumulate(driver, op, args[target], grad, active, grads)
+            accumulate(driver, op, args[target], grad, active, grads)
         for target, number, rows, offset in built.products:
             grad = _product(driver, built.loop, values, parts[len(built.targets) + number],
                             rows, offset)
-            _accumulate(driver, op, args[target], grad, active, grads)
+            accumulate(driver, op, args[target], grad, active, grads)
     finally:
         driver.loc = saved_loc
 
@@ -209,8 +211,6 @@ class _Reverse:
         return made
 
     def build(self, dy: list) -> _Reversed | None:
-        from yota_src.differentiate.sweep import _plus, _propagate
-
         loop, body = self.loop, self.body
         n_carried = len(loop.carried)
         grads: dict[Op, object] = {}
@@ -230,7 +230,7 @@ class _Reverse:
             stack_params.append(param)
             read = body.primitive(operator.getitem, (Traced(param, _ones(param), body),
                                                       Traced(self.index, 0, body)), {})
-            grads[self.look(value)] = _plus(body, grads.get(self.look(value)), read)
+            grads[self.look(value)] = plus(body, grads.get(self.look(value)), read)
         active = {self.look(v) for v in (*loop.params, *loop.ops)  # in order: look() names
                   if v in self.active and v is not loop.counter}    # stacks as it meets them
         scattered: dict[Op, list] = {}  # forward outside param -> (index, gradient) pairs
@@ -251,7 +251,7 @@ class _Reverse:
                 continue
             if isinstance(grad, Traced) and grad.op in set(body.ops):
                 labels.setdefault(grad.op, op)
-            _propagate(body, self.known, op, grad, active, grads, look=self.look)
+            propagate(body, self.known, op, grad, active, grads, look=self.look)
         return self._finish(slots, carried_in, grads, scattered, stack_params, stack_grads,
                             labels)
 
@@ -358,8 +358,6 @@ def _useful_slots(loop: Loop, dy: list, active: set) -> list[int]:
     """The carried variables whose gradient can be other than zero: those
     returned with a gradient, and those a useful one is made from (Newton's
     `err` is carried to the loop's test alone: its gradient is always zero)."""
-    from yota_src import rules
-
     n_carried = len(loop.carried)
     useful = {k for k in range(n_carried) if dy[k] is not None}
     sinks = {value for number, value in enumerate(loop.saved) if dy[n_carried + number]
@@ -368,7 +366,7 @@ def _useful_slots(loop: Loop, dy: list, active: set) -> list[int]:
         reach = sinks | {loop.results[k] for k in useful}
         for op in reversed(loop.ops):
             if op in reach and isinstance(op, Call) and op in active \
-                    and not rules.is_nondifferentiable(op.fn):
+                    and not registry.is_nondifferentiable(op.fn):
                 reach.update(operands(op))
         more = {k for k, param in enumerate(loop.carried) if param in reach and param in active}
         if more <= useful:

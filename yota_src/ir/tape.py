@@ -16,8 +16,10 @@ from typing import Any
 import numpy as np
 
 from yota_src.core import nested, primitives
-from yota_src.core.values import describe_dtype, get_path, signature_key
+from yota_src.core.values import describe_dtype, get_path
 from yota_src.errors import ControlFlowChanged, Location, SignatureMismatch
+from yota_src.ir.display import source_html, source_markdown
+from yota_src.ir.signature import signature_key
 
 
 class Op:
@@ -294,11 +296,14 @@ class Tape:
 
     __repr__ = __str__
 
+    # How a tape is drawn: dot.py's `to_dot`, which reads this module's
+    # classes, set by the package (yota_src/ir/__init__.py) as `compiler` is.
+    drawer: Callable[[Tape], str] | None = None
+
     def to_dot(self) -> str:
         """The tape as a Graphviz DOT graph (`dot -Tsvg`): data flow, each op
         labelled with its source line, a gradient's reverse pass apart."""
-        from yota_src.ir.dot import to_dot
-        return to_dot(self)
+        return Tape.drawer(self)
 
     def verify(self, values=None) -> Tape:
         """Check the tape is a well-formed program; raise TapeError naming the
@@ -399,11 +404,9 @@ class Tape:
 
     def _repr_html_(self) -> str:
         """Jupyter: the listing `print(tape)` gives, highlighted (display.py)."""
-        from yota_src.ir.display import source_html
         return source_html(str(self))
 
     def _repr_markdown_(self) -> str:
-        from yota_src.ir.display import source_markdown
         return source_markdown(str(self))
 
 

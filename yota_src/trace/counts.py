@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import gast
 
+from yota_src.trace.traced import Traced
+
 
 class Use:
     """Whether a value was used other than as a trip count (or an index)."""
@@ -96,7 +98,6 @@ class LoopState:
             self.changes = True
         if self.changes:
             return
-        from yota_src.trace.traced import Traced
         for name in self.names:
             value = frame_locals.get(name)
             if isinstance(value, Traced):

@@ -23,15 +23,14 @@ import sys
 import types
 import warnings
 from collections import deque
+from collections.abc import Callable
 from dataclasses import replace
 
 import gast
 import numpy as np
 
-from yota_src import rules
-from yota_src.api import nested_derivatives as nesting
-from yota_src.codegen import loader
-from yota_src.core import distributions, nested, operators, primitives
+from yota_src.core import distributions, nested, operators, primitives, registry
+from yota_src.core.compiled_text import GENERATED
 from yota_src.core.values import ATTR, ITEM, children, is_array, kind_of
 from yota_src.errors import (
     Location,
@@ -48,7 +47,7 @@ from yota_src.ir.specialisation import MISSING, dependency, describe, is_plain_d
 from yota_src.ir.tape import Call, Const, Input, Op
 from yota_src.trace import array_library, counts
 from yota_src.trace import rolling as trace_roll
-from yota_src.trace.builtin_calls import builtin_handler
+from yota_src.trace.builtin_calls import builtin_handler, routed
 from yota_src.trace.generators import UnrolledGenerator, is_generator_function
 from yota_src.trace.recorder import NotCarried, Recorder
 from yota_src.trace.source import FunctionSource, closure_cells, function_source, unwrap
@@ -340,6 +339,10 @@ class Unroller(Recorder):
     """Runs user code on concrete values (the AST semantics and Python's
     object model), recording traced operations through its Recorder."""
 
+    # `ys.grad(inner, w)` called in the traced code: the API, a later stage,
+    # installs how its own functions are traced (api/nested_derivatives.py)
+    nested_derivative: Callable | None = None
+
     def __init__(self, templates: bool = False):
         """`templates`: this unroller runs adjoint templates only (the reverse
         pass's driver), not user code: it keeps no values (they travel with
@@ -428,7 +431,7 @@ class Unroller(Recorder):
             self.depend(("global", id(namespace), name), f"global {name} of {module}",
                         lambda: namespace.get(name, MISSING),
                         value if origin is GLOBAL else MISSING, namespace, name,
-                        listed=module.split(".")[0] != loader.GENERATED)  # nesting.py
+                        listed=module.split(".")[0] != GENERATED)  # api/nested_derivatives.py
             path = (module, ((ATTR, name),)) if origin is GLOBAL else None
             return self.outside_value(value, name, path)
         cell = origin
@@ -671,7 +674,7 @@ class Unroller(Recorder):
             if isinstance(callee, (UserFunction, ArrayMethod)) or (
                     isinstance(callee, types.FunctionType) and _user_kernel(callee)):
                 name = getattr(callee, "__name__", "a function")
-                reason = rules.refusal_for(fn)
+                reason = registry.refusal_for(fn)
                 if reason is not None and has_traced((args, kwargs)):  # odeint(f, y0, t)
                     raise NoDiffRuleError(
                         f"no gradient through {primitives.display_name(fn)}: {reason}",
@@ -918,15 +921,15 @@ class Unroller(Recorder):
             return handler(self, args, kwargs, node, frame)
         if distributions.is_distribution(fn):  # norm(mu, sigma): its methods take them
             return distributions.freeze(fn, args, kwargs)
-        if rules.is_primitive(fn) or primitives.is_random_draw(fn):
+        if registry.is_primitive(fn) or primitives.is_random_draw(fn):
             return self.primitive(fn, args, kwargs)
         if not self.user_code and _user_kernel(fn):  # a user rule's kernel: called as it says
             try:
                 return self.primitive(fn, args, kwargs)
             except NotCarried:  # make_vjp(y, x) gives a closure: unrolled, like user code
                 return self.inline_function(fn, args, kwargs, node, frame)
-        if _own_api(fn) and self.user_code:
-            result = nesting.call(self, fn, args, kwargs, node, frame)
+        if _own_api(fn) and self.user_code and self.nested_derivative is not None:
+            result = self.nested_derivative(fn, args, kwargs, node, frame)
             if result is not NotImplemented:
                 return result
         if _own_api(fn):
@@ -2359,7 +2362,6 @@ def _restore(container, before) -> None:
 
 
 def _routed_args(unroller, args, node, frame):
-    from yota_src.trace.builtin_calls import routed  # late: builtin_calls builds on this module
     return routed(unroller, args, node, frame, objects=False)
 
 
