@@ -57,10 +57,9 @@ from yota_src.ir.signature import Signature, signature_key
 from yota_src.ir.specialisation import all_hold, describe_outside, first_stale
 from yota_src.ir.tape import Call, Tape
 from yota_src.passes import eliminate_dead_code, optimize, optimize_forward
-from yota_src.trace import array_library, counts
+from yota_src.trace import Unroller, array_library, counts, inlinable, random_states, rewind
 from yota_src.trace.source import function_source, unwrap
 from yota_src.trace.traced import Traced, values_of
-from yota_src.trace.unroll import Unroller, inlinable, random_states, rewind
 
 
 def _user_facing(function: Callable) -> Callable:

@@ -19,8 +19,8 @@ import types
 
 from yota_src.core.values import kind_of
 from yota_src.errors import UnsupportedSyntaxError
+from yota_src.trace import Unroller, UserFunction
 from yota_src.trace.traced import Traced
-from yota_src.trace.unroll import Unroller, UserFunction
 
 
 def install() -> None:

@@ -33,7 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from yota_src.codegen import loop_code
+from yota_src.codegen import loop_code, respell
 from yota_src.codegen.facts import Fact, facts
 from yota_src.codegen.loader import InProcessOnly, load
 from yota_src.codegen.loop_code import call_guards
@@ -159,7 +159,7 @@ def generate(tape: Tape, kind: str = "gradient") -> tuple[str, dict]:
     """
     text, constants = _numpy_module(tape, kind)
     if tape.signature.library == array_library.CUPY:
-        text = array_library.respell(text, function_name(tape, kind))
+        text = respell.respell(text, function_name(tape, kind))
     return text, constants
 
 

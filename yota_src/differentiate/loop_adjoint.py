@@ -22,8 +22,8 @@ from yota_src.differentiate import higher_order
 from yota_src.differentiate.propagate import accumulate, active_ops, plus, propagate
 from yota_src.ir.loops import CARRIED, COUNTER, OUTSIDE, Loop, Param
 from yota_src.ir.tape import Call, Op, iter_refs, map_refs, operands
+from yota_src.trace import Unroller
 from yota_src.trace.traced import Traced, values_of
-from yota_src.trace.unroll import Unroller
 
 
 @dataclass

@@ -19,8 +19,8 @@ from yota_src.differentiate import higher_order
 from yota_src.errors import NoDiffRuleError
 from yota_src.ir import contexts
 from yota_src.ir.tape import Call, Const, Op, map_refs, operands
+from yota_src.trace import Unroller
 from yota_src.trace.traced import Traced, traced_in, values_of
-from yota_src.trace.unroll import Unroller
 
 
 class Known:

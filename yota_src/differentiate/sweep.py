@@ -16,8 +16,8 @@ from yota_src.differentiate import cotangents
 from yota_src.differentiate.propagate import Known, active_ops, plus, propagate
 from yota_src.ir.tape import Call, Input, Op, Tape
 from yota_src.passes.rewrite import rewrite
+from yota_src.trace import Unroller
 from yota_src.trace.traced import Traced
-from yota_src.trace.unroll import Unroller
 
 
 def differentiate(tape: Tape, values, wrt_args: frozenset,

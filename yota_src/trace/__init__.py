@@ -1,1 +1,12 @@
-"""trace"""
+"""The first stage: a function and example arguments -> the primal Tape.
+
+A staged interpreter runs the function's gast tree on the arguments: static
+values are folded, traced values recorded as ops; loops run (and roll while
+traced), branches are decided and guarded, helpers inlined, and every read
+from outside the arguments kept as part of the specialisation. Other stages
+reach it through the names below.
+"""
+
+from yota_src.trace.unroll import Unroller, UserFunction, inlinable, random_states, rewind
+
+__all__ = ["Unroller", "UserFunction", "inlinable", "random_states", "rewind"]
