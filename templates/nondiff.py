@@ -1,7 +1,7 @@
 """Primitives that are recorded (their values are needed) but pass no gradient.
 
 Each function is declared at the narrowest level that is true (see
-tests/test_primitive_audit.py for the audit, argument by argument):
+tests/differentiate/test_primitive_audit.py for the audit, argument by argument):
 
 * `nondifferentiable`: the result is an integer, a boolean, or piecewise
   constant in *every* argument, so its gradient is zero almost everywhere.

@@ -9,7 +9,8 @@ os.environ["YOTA_SRC_VERIFY"] = "1"
 import numpy as np
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+TESTS = pathlib.Path(__file__).resolve().parent  # shared helpers, golden files, models
+ROOT = TESTS.parent
 EXAMPLES = ROOT / "examples"
 
 

@@ -1,5 +1,5 @@
 """Check many random programs against finite differences (a longer run of
-tests/test_programs.py): helpers, loops, scatters, Python deciding from traced
+tests/programs/test_programs.py): helpers, loops, scatters, Python deciding from traced
 values, branches on text, globals and closure variables rebound.
 
     python tools/fuzz_programs.py [--examples 2000] [--seed 0]

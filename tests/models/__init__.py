@@ -13,6 +13,6 @@ and optionally
                      differentiated with ys.grad(..., dynamic=True)
     RTOL, ATOL       tolerances for the finite-difference check
 
-`_harness.py` checks a model; tests/test_models.py and tools/run_models.py
+`_harness.py` checks a model; tests/programs/test_models.py and tools/run_models.py
 run the corpus.
 """

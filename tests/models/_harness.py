@@ -1,4 +1,4 @@
-"""How a corpus model is checked: shared by tests/test_models.py and
+"""How a corpus model is checked: shared by tests/programs/test_models.py and
 tools/run_models.py.
 
 For each model, at example(0) and at example(1):

@@ -1,15 +1,14 @@
 """docs/rules.md is generated from the registry and must stay in sync."""
 
-import pathlib
 import subprocess
 import sys
 
 import pytest
+from conftest import ROOT
 
 pytest.importorskip("scipy", reason="docs/rules.md lists the SciPy rules: it is checked with "
                                     "SciPy installed (pip install yota-src[test])")
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.slow

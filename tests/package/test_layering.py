@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1] / "yota_src"
+ROOT = pathlib.Path(__file__).resolve().parents[2] / "yota_src"
 PACKAGE = "yota_src"
 
 # lowest first; `rules` is the module a rule author imports, `templates` its

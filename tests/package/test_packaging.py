@@ -2,12 +2,11 @@
 
 import importlib.metadata
 import importlib.resources
-import pathlib
 import re
 
-import yota_src
+from conftest import ROOT
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+import yota_src
 
 
 def test_the_package_says_it_is_typed():

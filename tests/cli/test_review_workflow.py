@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from yota_src.cli import config
 
@@ -294,7 +295,7 @@ def test_options_of_one_target_without_a_target_are_refused(options, project):
 
 
 def test_pre_commit_hook_runs_check_on_python_and_pyproject_changes():
-    text = (Path(__file__).parent.parent / ".pre-commit-hooks.yaml").read_text()
+    text = (ROOT / ".pre-commit-hooks.yaml").read_text()
     assert re.search(r"^- id: yota-src-check$", text, re.M)
     fields = dict(re.findall(r"^\s+(\w+): (.+)$", text, re.M))
     assert fields["entry"] == "yota-src check"
@@ -306,14 +307,14 @@ def test_pre_commit_hook_runs_check_on_python_and_pyproject_changes():
 
 
 def test_review_doc_shows_every_command():
-    text = (Path(__file__).parent.parent / "docs" / "review.md").read_text()
+    text = (ROOT / "docs" / "review.md").read_text()
     for fragment in ("[tool.yota-src.targets.", "yota-src gen", "yota-src check",
                      "yota-src diff", "is stale: regenerate it with", "@@ ", "pre-commit"):
         assert fragment in text, fragment
 
 
 def test_python_3_10_reads_toml_with_tomli():
-    text = (Path(__file__).parent.parent / "pyproject.toml").read_text()
+    text = (ROOT / "pyproject.toml").read_text()
     assert "\"tomli>=1.1; python_version<'3.11'\"" in text
 
 

@@ -7,21 +7,20 @@ repeated in full, and the same bytes under any PYTHONHASHSEED."""
 import ast
 import linecache
 import os
-import pathlib
 import re
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from conftest import TESTS
+from golden_files import GOLDEN_FILES, golden_sources
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from program_strategy import arguments, load_program, programs
-from test_golden import NAMES, golden_sources
 
 import yota_src as ys
 
-TESTS = pathlib.Path(__file__).parent
 FILLS = ("ones", "full", "zeros", "ones_like", "full_like")
 
 
@@ -113,8 +112,8 @@ def _comments_off_their_lines(source: str) -> list[str]:
     faults = []
     for match in re.finditer(r"^ *# (\S+\.py):(\d+)  (.*)$", source, re.MULTILINE):
         name, number, text = match.group(1), int(match.group(2)), match.group(3)
-        path = next((p for p in (TESTS / name, TESTS.parent / "examples" / name) if p.exists()),
-                    None)
+        path = next((p for p in (*TESTS.rglob(name), TESTS.parent / "examples" / name)
+                     if p.exists()), None)
         if path is None:
             continue
         actual = linecache.getline(str(path), number).strip()
@@ -129,7 +128,7 @@ def sources():
     return golden_sources()
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", GOLDEN_FILES)
 def test_golden_file_reads_as_a_reviewer_wants(name, sources):
     assert reviewer_faults(sources[name]) == []
 
@@ -170,8 +169,8 @@ def test_random_programs_read_as_a_reviewer_wants(program, seed):
 
 @pytest.mark.slow
 def test_output_is_byte_identical_under_any_hash_seed(sources):
-    script = ("import sys; sys.path.insert(0, 'tests'); import hashlib, test_golden; "
-              "s = test_golden.golden_sources(); "
+    script = ("import sys; sys.path.insert(0, 'tests'); import hashlib, golden_files; "
+              "s = golden_files.golden_sources(); "
               "print(hashlib.sha1(repr(sorted(s.items())).encode()).hexdigest())")
     digests = set()
     for seed in ("1", "2"):

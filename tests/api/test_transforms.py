@@ -5,7 +5,6 @@ by finite differences in random directions, and rev/fwd Jacobians agreeing."""
 from __future__ import annotations
 
 import importlib.util
-import pathlib
 import subprocess
 import sys
 import textwrap
@@ -13,6 +12,7 @@ import textwrap
 import golden_programs
 import numpy as np
 import pytest
+from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from program_strategy import arguments, load_program, programs
@@ -21,7 +21,6 @@ import yota_src as ys
 from yota_src.errors import ControlFlowChanged
 
 EPS = 1e-6
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def mlp(w, X):

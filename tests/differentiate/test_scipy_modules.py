@@ -2,7 +2,6 @@
 call SciPy, saved modules that run in a fresh interpreter, and a core that
 never imports SciPy itself."""
 
-import pathlib
 import pickle
 import subprocess
 import sys
@@ -18,14 +17,13 @@ import helpers_scipy_rules as h  # noqa: E402
 import scipy.linalg  # noqa: E402
 import scipy.signal  # noqa: E402
 import scipy.stats  # noqa: E402
+from conftest import ROOT, TESTS  # noqa: E402
 from scipy.stats import multivariate_normal, norm  # noqa: E402
 
 import yota_src as ys  # noqa: E402
 from yota_src.errors import NoDiffRuleError  # noqa: E402
 
 sc = scipy_special
-TESTS = pathlib.Path(__file__).resolve().parent
-ROOT = TESTS.parent
 
 ys.diffrule(h.log_gamma, "x", "dy * scipy.special.digamma(x)")
 ys.diffrule(sc.erfi, "x", "dy * 2.0 / np.sqrt(np.pi) * np.exp(x * x)")

@@ -2,14 +2,13 @@
 cannot be read (`python -c`, a piped interactive prompt before Python 3.13)
 the error says so and what to do, in one frame of yota-src's, not a dozen."""
 
-import pathlib
 import re
 import subprocess
 import sys
 
 import pytest
+from conftest import ROOT
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 SNIPPET = re.search(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S).group(1)
 
 

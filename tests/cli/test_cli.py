@@ -646,7 +646,7 @@ def test_every_argument_of_every_command_has_help_text():
 
 @pytest.mark.slow
 def test_trace_dot_prints_a_graph_the_same_every_run(tmp_path):
-    from test_dot import parse_dot
+    from helpers_dot import parse_dot
     model = write(tmp_path / "model.py", SQUARES)
     command = ("trace", f"{model}:loss", "--args", f"{model}:example", "--dot", "--grad")
     first, second = run(*command), run(*command)

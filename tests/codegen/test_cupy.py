@@ -11,7 +11,6 @@ the code is generated.
 
 import io
 import os
-import pathlib
 import subprocess
 import sys
 import textwrap
@@ -20,16 +19,14 @@ import tokenize
 import golden_programs
 import numpy as np
 import pytest
-from conftest import load_example
+from conftest import ROOT, TESTS, load_example
 from device_cases import CASES, assert_same_gradients, gpu_example, holds_arrays, on_device
 
 import yota_src as ys
 from yota_src.errors import UnsupportedSyntaxError
 
-HERE = pathlib.Path(__file__).parent
-STANDIN = HERE / "cupy_standin"
-GOLDEN = HERE / "golden"
-ROOT = HERE.parent
+STANDIN = TESTS / "cupy_standin"
+GOLDEN = TESTS / "golden"
 
 
 def _device_modules() -> list[str]:
