@@ -1,10 +1,38 @@
 """The Tape: a straight-line SSA program, the contract between all stages.
 
+The grammar (as autodidax writes the jaxpr's):
+
+    tape      ::= op* ; output                      each op defined once, before use
+    op        ::= Input(index, path)                a leaf of positional argument `index`
+                | Const(value)                      an array or generator read from outside
+                | Call(fn, args, kwargs)            a primitive on ops and static values
+                | Guard(op, convert, expected)      `convert(op) == expected` held when traced
+    fn        ::= a primitive (np.tanh, operator.add, primitives.index_update, ...)
+                | Loop                              a rolled loop (ir/loops.py), below
+    args      ::= structure of (op | static value)  nested tuples, lists, dicts and slices
+    output    ::= structure of (op | static value)  forward tape: the primal's result;
+                                                    gradient tape: (result, gradient per
+                                                    positional argument: op, {path: op} or None)
+    Loop      ::= body ops over Param(counter | carried | outside) ; results ; saved
+                                                    a closed body: its call's args are the
+                                                    carried values' initial values, then the
+                                                    outside values; its value is a tuple: the
+                                                    carried values after the last iteration,
+                                                    then a stack per saved body value
+
+Every op has a shape (None for a tuple-valued call, whose items are read with
+`operator.getitem` calls), a dtype, the source location it was recorded at
+(its `context`: the `with`/`try` blocks around it; its `loops`: the loop
+iterations it ran in) and `depends` (does it depend on the inputs). Guards
+have no value: they only fail. A gradient tape holds the primal's ops first
+(`n_forward` of them), then the reverse pass's; `labels` and `origins` say
+which user's name or which op's gradient an op stands for.
+
 An op *is* the value it produces: arguments of a `Call` refer to other ops
-directly (nested in tuples, lists, dicts and slices where the primitive takes
-such structures). Each op carries its value's shape and dtype and the source
+directly. Each op carries its value's shape and dtype and the source
 location it came from, never the value itself, so a cached tape does not keep
-example arrays alive.
+example arrays alive. Ops never change once a tape holds them: a pass returns
+a new tape; `Tape.verify()` checks all of the above.
 """
 
 from __future__ import annotations
