@@ -260,10 +260,10 @@ class Calls:
 
     def make_function(self, node, frame, name) -> UserFunction:
         """A `def` or `lambda` of the unrolled code, its defaults evaluated now."""
-        eval_ = self.unroller.eval
+        evaluate = self.unroller.eval
         args = node.args
         positional = args.posonlyargs + args.args
-        defaults = [eval_(d, frame) for d in args.defaults]
+        defaults = [evaluate(d, frame) for d in args.defaults]
         params = []
         first_default = len(positional) - len(defaults)
         for i, arg in enumerate(positional):
@@ -274,7 +274,7 @@ class Calls:
         if args.vararg is not None:
             params.append(inspect.Parameter(args.vararg.id, inspect.Parameter.VAR_POSITIONAL))
         for arg, default in zip(args.kwonlyargs, args.kw_defaults):
-            value = inspect.Parameter.empty if default is None else eval_(default, frame)
+            value = inspect.Parameter.empty if default is None else evaluate(default, frame)
             params.append(inspect.Parameter(arg.id, inspect.Parameter.KEYWORD_ONLY, default=value))
         if args.kwarg is not None:
             params.append(inspect.Parameter(args.kwarg.id, inspect.Parameter.VAR_KEYWORD))

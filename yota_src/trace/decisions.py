@@ -49,10 +49,9 @@ class Decisions:
     def truth(self, value, node, frame) -> bool:
         """`if value:` — a user object holding traced values is asked through
         its `__bool__` (or `__len__`), unrolled; the answer is guarded."""
-        operators_ = self.unroller.operators
-        if operators_.compares_itself(value):
+        if self.unroller.operators.compares_itself(value):
             for dunder in ("__bool__", "__len__"):
-                answer = operators_.operator_method(value, dunder)
+                answer = self.unroller.operators.operator_method(value, dunder)
                 if answer is not NotImplemented:
                     return self.truth(answer, node, frame)
         return self.concretize(value, bool, node, frame)

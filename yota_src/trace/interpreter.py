@@ -85,8 +85,8 @@ class Unroller:
 
     def __init__(self, user_code: bool = True):
         """`user_code`: False where the code run is a library's, not the
-        user's (an adjoint template and its helpers, run on traced values by
-        a later stage): its lines are not the user's, what it reads from
+        user's (a rule's template and its helpers, which a later stage runs
+        on traced values): its lines are not the user's, what it reads from
         outside is no part of the specialisation, and the recorder keeps no
         values (they travel with the Traced values)."""
         self.user_code = user_code
@@ -356,6 +356,7 @@ class Unroller:
         return self.recorder.record(fn, args, kwargs, value, self.loc, note_views=False)
 
     # -- what the API stage reads of a trace (api/__init__.py, nested_derivatives.py) --
+    # The rooms' own, by the names the API uses; the trace stage reaches the rooms.
 
     @property
     def ops(self) -> list[Op]:
