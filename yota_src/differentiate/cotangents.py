@@ -38,9 +38,10 @@ def attach(unroller: Unroller, signature: Signature, value) -> tuple[Signature, 
                 if name not in signature.params)
     signature = signature.with_argument(name, example)
     index = len(signature.params) - 1
-    cotangent = rebuild(example, lambda path, leaf: leaf if leaf is None else unroller.input(
+    recorder = unroller.recorder
+    cotangent = rebuild(example, lambda path, leaf: leaf if leaf is None else recorder.input(
         index, path, leaf, signature.leaf_expression(index, path)))
-    return signature, (unroller.refs(value, unroller.loc), unroller.refs(cotangent, unroller.loc))
+    return signature, (recorder.refs(value, unroller.loc), recorder.refs(cotangent, unroller.loc))
 
 
 def seeds(output: tuple) -> list:

@@ -20,9 +20,9 @@ import numpy as np
 from yota_src.core import primitives, registry
 from yota_src.differentiate import higher_order
 from yota_src.differentiate.propagate import accumulate, active_ops, plus, propagate
+from yota_src.differentiate.template_driver import TemplateDriver
 from yota_src.ir.loops import CARRIED, COUNTER, OUTSIDE, Loop, Param
 from yota_src.ir.tape import Call, Op, iter_refs, map_refs, operands
-from yota_src.trace import Unroller
 from yota_src.trace.traced import Traced, values_of
 
 
@@ -42,7 +42,7 @@ class _Reversed:
 
 
 @higher_order.register(Loop)
-def propagate_loop(driver: Unroller, known, op: Call, dy, active: set, grads: dict) -> None:
+def propagate_loop(driver: TemplateDriver, known, op: Call, dy, active: set, grads: dict) -> None:
     """Add the loop call `op`'s contributions to the gradients of its
     arguments to `grads`; `dy` holds the gradient of each of its outputs
     (None where there is none). The forward call that also stacks what the
@@ -63,10 +63,9 @@ def propagate_loop(driver: Unroller, known, op: Call, dy, active: set, grads: di
         forward = Call(forward.fn.saving(missing), op.args, op.kwargs, None, op.dtype, op.loc,
                        op.depends)
         resaved[op] = forward
-    args = [Traced(a, known[a], driver) if isinstance(a, Op) else a for a in op.args]
-    saved_loc, driver.loc = driver.loc, loop.loc
-    try:
-        forward_value = Traced(forward, forward.fn(*values_of(args)), driver)
+    args = [driver.traced(a, known[a]) if isinstance(a, Op) else a for a in op.args]
+    with driver.located(loop.loc):
+        forward_value = driver.traced(forward, forward.fn(*values_of(args)))
         values = []
         for kind, what in built.inits:
             if kind == "final" and dy[what] is not None:
@@ -94,11 +93,9 @@ def propagate_loop(driver: Unroller, known, op: Call, dy, active: set, grads: di
             grad = _product(driver, built.loop, values, parts[len(built.targets) + number],
                             rows, offset)
             accumulate(driver, op, args[target], grad, active, grads)
-    finally:
-        driver.loc = saved_loc
 
 
-def _product(driver: Unroller, loop: Loop, values: list, stack, rows: Param, offset: int):
+def _product(driver: TemplateDriver, loop: Loop, values: list, stack, rows: Param, offset: int):
     """`vs.T @ xs`: the sum over the iterations of the outer product of the
     per-step vector (stacked at the counter) and the row read there."""
     array = values[len(loop.carried) + loop.outside.index(rows)]
@@ -134,10 +131,9 @@ def _active_body(loop: Loop, carried: list, outside: list, active_ops) -> set:
 class _Reverse:
     """Builds the reversed loop of one forward loop."""
 
-    def __init__(self, driver: Unroller, known, loop: Loop, active: set):
+    def __init__(self, driver: TemplateDriver, known, loop: Loop, active: set):
         self.loop, self.active = loop, active
-        self.body = Unroller(templates=True)
-        self.body.input_names = driver.input_names
+        self.body = TemplateDriver(driver.input_names)
         self.known = known.within(loop.origins)
         self.counter = Param(COUNTER, (), np.dtype(int), "t")
         self.index = self.counter if loop.start == 0 else Call(
@@ -220,7 +216,7 @@ class _Reverse:
             result = loop.results[k]
             carried_in[k] = Param(CARRIED, result.shape, result.dtype, None)
             labels[carried_in[k]] = loop.carried[k]
-            grads[self.look(result)] = Traced(carried_in[k], _ones(result), body)
+            grads[self.look(result)] = body.traced(carried_in[k], _ones(result))
         stack_grads, stack_params = [], []
         for number, value in enumerate(loop.saved):
             if dy[n_carried + number] is None or value not in self.active:
@@ -228,8 +224,8 @@ class _Reverse:
             param = Param(OUTSIDE, (loop.count, *value.shape), value.dtype, None)
             stack_grads.append(n_carried + number)
             stack_params.append(param)
-            read = body.primitive(operator.getitem, (Traced(param, _ones(param), body),
-                                                      Traced(self.index, 0, body)), {})
+            read = body.primitive(operator.getitem, (body.traced(param, _ones(param)),
+                                                      body.traced(self.index, 0)), {})
             grads[self.look(value)] = plus(body, grads.get(self.look(value)), read)
         active = {self.look(v) for v in (*loop.params, *loop.ops)  # in order: look() names
                   if v in self.active and v is not loop.counter}    # stacks as it meets them
@@ -245,11 +241,10 @@ class _Reverse:
                     and all(_offset(v, loop.counter) is not None for v in iter_refs(op.args[1])):
                 # `xs[t]`, `xs[t - 1]`, `w[2]`: written into the array's gradient there
                 # (`dxs[t] += ...`, which names it)
-                index = map_refs(op.args[1], lambda v: Traced(self.look(v), self.known[v],
-                                                              body))
+                index = map_refs(op.args[1], lambda v: body.traced(self.look(v), self.known[v]))
                 scattered.setdefault(array, []).append((index, grad))
                 continue
-            if isinstance(grad, Traced) and grad.op in set(body.ops):
+            if isinstance(grad, Traced) and grad.op in set(body.recorder.ops):
                 labels.setdefault(grad.op, op)
             propagate(body, self.known, op, grad, active, grads, look=self.look)
         return self._finish(slots, carried_in, grads, scattered, stack_params, stack_grads,
@@ -275,14 +270,14 @@ class _Reverse:
                 products.append((len(loop.carried) + j, saved.index(vector), rows, offset))
                 continue
             accumulator = Param(CARRIED, forward_param.shape, forward_param.dtype, None)
-            total = Traced(accumulator, np.zeros(forward_param.shape, forward_param.dtype), body)
+            total = body.traced(accumulator, np.zeros(forward_param.shape, forward_param.dtype))
             if forward_param in self.outside and self.outside[forward_param] in grads:
                 grad = grads[self.outside[forward_param]]
-                body.loc = getattr(getattr(grad, "op", None), "loc", None)
-                total = body.binary(operator.add, total, grad)
+                with body.located(getattr(getattr(grad, "op", None), "loc", None)):
+                    total = body.binary(operator.add, total, grad)
             for index, grad in scattered.get(forward_param, []):
-                body.loc = getattr(getattr(grad, "op", None), "loc", None)
-                total = body.primitive(primitives.index_add, (total, index, grad), {})
+                with body.located(getattr(getattr(grad, "op", None), "loc", None)):
+                    total = body.primitive(primitives.index_add, (total, index, grad), {})
             if total.op is accumulator:
                 continue
             carried.append(accumulator)
@@ -292,12 +287,12 @@ class _Reverse:
             targets.append(len(loop.carried) + j)
         if not carried and not saved:
             return None
-        used = _used([*self.prelude, *body.ops], [*results, *saved])
+        used = _used([*self.prelude, *body.recorder.ops], [*results, *saved])
         stacked = [value for value, stack in self.stacks.items()
                    if stack in used or any(stack is rows for _, _, rows, _ in products)]
         outside = [p for p, q in self.outside.items()
                    if q in used or any(q is rows for _, _, rows, _ in products)]
-        ops = [op for op in [*self.prelude, *body.ops] if op in used]
+        ops = [op for op in [*self.prelude, *body.recorder.ops] if op in used]
         params = (*(self.outside[p] for p in outside), *(self.stacks[v] for v in stacked),
                   *stack_params)
         reverse = Loop(self.counter, tuple(carried), params, ops, tuple(results), tuple(saved),
@@ -374,7 +369,7 @@ def _useful_slots(loop: Loop, dy: list, active: set) -> list[int]:
         useful |= more
 
 
-def _zeros(driver: Unroller, like: Op):
+def _zeros(driver: TemplateDriver, like: Op):
     """A gradient's start: 0.0 for a float, an array of zeros for an array."""
     if like.shape == () and like.dtype == np.float64:
         return 0.0

@@ -16,10 +16,10 @@ import numpy as np
 from yota_src.core import primitives, registry
 from yota_src.core.primitives import display_name
 from yota_src.differentiate import higher_order
+from yota_src.differentiate.template_driver import TemplateDriver
 from yota_src.errors import NoDiffRuleError
 from yota_src.ir import contexts
 from yota_src.ir.tape import Call, Const, Op, map_refs, operands
-from yota_src.trace import Unroller
 from yota_src.trace.traced import Traced, traced_in, values_of
 
 
@@ -93,17 +93,17 @@ _COMPLEX_HINTS = {fn: " (np.linalg.eig is complex whatever the eigenvalues since
 _UFUNC_OPTIONS = ("dtype", "casting", "order", "subok", "signature", "where")
 
 
-def propagate(unroller: Unroller, known: Known, op: Call, dy, active: set,
+def propagate(driver: TemplateDriver, known: Known, op: Call, dy, active: set,
                grads: dict, look=None) -> None:
     """Add `op`'s contributions to its operands' gradients (`dy`: its own).
     `look` gives the op a template reads for an operand (in a reversed loop,
     the stack of a forward body value); by default the operand itself."""
     def spelled() -> str:  # for messages only: not worked out for every op
-        return spelling(op, unroller.input_names)
+        return spelling(op, driver.input_names)
 
     adjoint = higher_order.adjoint_of(op.fn)
     if adjoint is not None:
-        adjoint(unroller, known, op, dy, active, grads)
+        adjoint(driver, known, op, dy, active, grads)
         return
     template = registry.template_for(op.fn)
     if template is None:
@@ -116,7 +116,7 @@ def propagate(unroller: Unroller, known: Known, op: Call, dy, active: set,
                                   "arguments, or pass them through a differentiable function.")
         raise NoDiffRuleError(f"no gradient rule for {spelled()}", op.loc,
                               hint=_rule_hint(op.fn))
-    traced = lambda ref: Traced(look(ref) if look else ref, known[ref], unroller)  # noqa: E731
+    traced = lambda ref: driver.traced(look(ref) if look else ref, known[ref])  # noqa: E731
     args, kwargs = map_refs(op.args, traced), map_refs(op.kwargs, traced)
     if isinstance(op.fn, np.ufunc):  # np.add(x, y, dtype=...): the same derivative
         if kwargs.get("where", True) is not True:
@@ -130,7 +130,7 @@ def propagate(unroller: Unroller, known: Known, op: Call, dy, active: set,
 
     y = traced(op)
     try:
-        pairs = unroller.run_template(template, dy, y, args, kwargs, wants, op.loc)
+        pairs = driver.run_template(template, dy, y, args, kwargs, wants, op.loc)
     except (TypeError, NotImplementedError) as error:
         raise NoDiffRuleError(f"the rule for {spelled()} does not apply here: {error}",
                               op.loc) from None
@@ -149,17 +149,14 @@ def propagate(unroller: Unroller, known: Known, op: Call, dy, active: set,
                 f"{name!r}", op.loc,
                 hint=f"Assign d{name} in the rule, or declare ys.nodiff({spelled()}, "
                      f"\"{name}\") if no gradient should flow into it.")
-    saved, unroller.loc = unroller.loc, contexts.gradient_location(op.loc)
-    try:
+    with driver.located(contexts.gradient_location(op.loc)):
         for _, value, grad in pairs:
-            accumulate(unroller, op, value, grad, active, grads)
-    finally:
-        unroller.loc = saved
+            accumulate(driver, op, value, grad, active, grads)
 
 
 def spelling(op: Call, names: dict | None = None) -> str:
     """The primitive as the user's code spells it: `rng.normal`, not `draw`
-    (`names`: the unroller's expressions for its inputs)."""
+    (`names`: the trace's expressions for its inputs)."""
     if op.fn is primitives.draw:
         generator = op.args[0]
         owner = (names or {}).get(generator) or getattr(generator, "hint", None) or "generator"
@@ -181,29 +178,29 @@ def _rule_hint(fn) -> str:
             f"gradient should flow through it.")
 
 
-def accumulate(unroller, op, value, grad, active, grads) -> None:
+def accumulate(driver: TemplateDriver, op, value, grad, active, grads) -> None:
     if grad is None or _exactly_zero(grad):
         return
     if isinstance(value, (list, tuple)):
         for item, item_grad in zip(value, grad):
-            accumulate(unroller, op, item, item_grad, active, grads)
+            accumulate(driver, op, item, item_grad, active, grads)
         return
     if isinstance(value, dict):  # a rule's **kwargs
         for key, item in value.items():
-            accumulate(unroller, op, item, grad.get(key), active, grads)
+            accumulate(driver, op, item, grad.get(key), active, grads)
         return
     if not isinstance(value, Traced) or value.op not in active:
         return
     previous = grads.get(value.op)
     if value.op.shape is None:  # a tuple-valued op: its gradient is a list, None where unused
         previous = previous or [None] * len(grad)
-        grads[value.op] = [plus(unroller, p, g) for p, g in zip(previous, grad)]
+        grads[value.op] = [plus(driver, p, g) for p, g in zip(previous, grad)]
         return
     if np.shape(values_of(grad)) != value.op.shape:
         raise RuntimeError(
             f"the rule for {spelling(op)} gave a gradient of shape "
             f"{np.shape(values_of(grad))} for an input of shape {value.op.shape}")
-    grads[value.op] = plus(unroller, previous, grad)
+    grads[value.op] = plus(driver, previous, grad)
 
 
 def _exactly_zero(grad) -> bool:
@@ -212,12 +209,12 @@ def _exactly_zero(grad) -> bool:
     return type(grad) in (int, float) and grad == 0
 
 
-def plus(unroller, previous, grad):
+def plus(driver: TemplateDriver, previous, grad):
     """The sum of two gradient contributions, either of which may be missing."""
     if previous is None:
         return grad
     if grad is None:
         return previous
-    return unroller.binary(operator.add, previous, grad)
+    return driver.binary(operator.add, previous, grad)
 
 

@@ -1,9 +1,9 @@
 """The reverse pass, a Tape -> Tape transformation: each forward op's
 template, run backwards.
 
-Templates run on the forward values, by an unroller of their own that
-records what they compute, so shapes decide `unbroadcast` statically, not
-run-time code, as they did when the primal was unrolled.
+Templates run on the forward values, by a template driver that records
+what they compute, so shapes decide `unbroadcast` statically, not run-time
+code, as they did when the primal was unrolled.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from yota_src.core import primitives
 from yota_src.core.values import DIFF, user_path
 from yota_src.differentiate import cotangents
 from yota_src.differentiate.propagate import Known, active_ops, plus, propagate
+from yota_src.differentiate.template_driver import TemplateDriver
 from yota_src.ir.tape import Call, Input, Op, Tape
 from yota_src.passes.rewrite import rewrite
-from yota_src.trace import Unroller
 from yota_src.trace.traced import Traced
 
 
@@ -34,18 +34,14 @@ def differentiate(tape: Tape, values, wrt_args: frozenset,
     `values` holds the example value of forward ops (an op a forward pass
     made is computed from its operands): the templates compute on them, so
     static helpers fold as they did when the primal was unrolled. A template
-    driver, a fresh unroller that runs templates only, records the new ops;
-    `tape` is not changed.
+    driver (template_driver.py) records the new ops; `tape` is not changed.
     """
-    driver = Unroller(templates=True)
-    driver.input_names = dict(input_names or {})
-    driver.resaved = {}  # forward loop call -> the call that also stacks what its adjoint reads
-    # array arguments a trip count is read from: any number of rows, gradients made like them
+    driver = TemplateDriver(dict(input_names or {}))
     driver.any_rows = {op for op in tape.inputs if op.index in tape.free_counts and op.shape}
     known = Known(values, tape.origins)
     wrt = {op for op in tape.inputs if op.index in wrt_args and op.differentiable}
     if pullback:
-        seeds = [(op, Traced(dual, known[dual], driver))
+        seeds = [(op, driver.traced(dual, known[dual]))
                  for op, dual in cotangents.seeds(tape.output)]
     else:
         seeds = [(tape.output[0] if has_aux else tape.output, None)]
@@ -55,7 +51,7 @@ def differentiate(tape: Tape, values, wrt_args: frozenset,
         gradients = gradients[:-1]  # none for the cotangent
     labels.update(tape.labels)
     value = tape.output[0] if pullback else tape.output
-    gradient = tape.replace(ops=tape.ops + driver.ops, output=(value,) + gradients,
+    gradient = tape.replace(ops=tape.ops + driver.recorder.ops, output=(value,) + gradients,
                             n_forward=len(tape.ops), labels=labels)
     if not driver.resaved:
         return gradient
@@ -70,7 +66,7 @@ def differentiate(tape: Tape, values, wrt_args: frozenset,
     return rewrite(gradient, resave)
 
 
-def _sweep(driver: Unroller, tape: Tape, seeds: list, known: Known,
+def _sweep(driver: TemplateDriver, tape: Tape, seeds: list, known: Known,
            wrt: set[Op]) -> tuple[dict, dict]:
     """Gradients of the scalar output for the active inputs, by reverse sweep,
     and the labels of the gradient ops. A gradient's example value lives as
@@ -102,7 +98,7 @@ def _sweep(driver: Unroller, tape: Tape, seeds: list, known: Known,
     return grads, labels
 
 
-def _as_input(driver: Unroller, op: Input, grad: Traced) -> Traced:
+def _as_input(driver: TemplateDriver, op: Input, grad: Traced) -> Traced:
     """A gradient of the input's dtype (a rule may have promoted float32 to
     float64), and an array for an array: NumPy gives a scalar for `2.0 * s`
     with `s` 0-d, which would be read-only and not the input's type."""
@@ -119,7 +115,7 @@ def _named(op: Op) -> bool:
     return op.hint is not None or isinstance(op, Input)
 
 
-def _gradient_outputs(driver: Unroller, tape: Tape, known: Known, grads: dict,
+def _gradient_outputs(driver: TemplateDriver, tape: Tape, known: Known, grads: dict,
                       wrt_args: set[int], labels: dict) -> tuple:
     """One gradient per positional argument: an op, a path dict, zeros, or None."""
     inputs = tape.inputs
@@ -136,7 +132,7 @@ def _gradient_outputs(driver: Unroller, tape: Tape, known: Known, grads: dict,
     return tuple(out)
 
 
-def _gradient(driver: Unroller, known: Known, op: Input, grad, labels: dict):
+def _gradient(driver: TemplateDriver, known: Known, op: Input, grad, labels: dict):
     """The gradient of an input as the code returns it: one the rules could
     compute statically (a constant) is a float for a float, and an array of
     the input's shape and dtype, made by the code, for an array."""
@@ -144,13 +140,13 @@ def _gradient(driver: Unroller, known: Known, op: Input, grad, labels: dict):
         made = _as_input(driver, op, grad)
         if made is not grad and grad.op in labels:  # `dx = (...).astype(np.float32)`
             labels[made.op] = labels.pop(grad.op)
-        return driver.refs(made, driver.loc)
+        return driver.recorder.refs(made, driver.loc)
     if not np.isscalar(grad) and not np.ndim(grad) == 0:
-        return driver.refs(grad, driver.loc)
+        return driver.recorder.refs(grad, driver.loc)
     if op.scalar:
         return float(grad)
     if op in driver.any_rows:  # any number of rows: shaped like the argument
         fn, args = (np.zeros_like, ()) if grad == 0 else (np.full_like, (float(grad),))
-        return driver.primitive(fn, (Traced(op, known[op], driver), *args), {}).op
+        return driver.primitive(fn, (driver.traced(op, known[op]), *args), {}).op
     fn, args = primitives.filled(op.shape, float(grad), op.dtype)
-    return driver.record(fn, args, {}, fn(*args), driver.loc).op  # recorded even for shape ()
+    return driver.recorder.record(fn, args, {}, fn(*args), driver.loc).op  # even for shape ()

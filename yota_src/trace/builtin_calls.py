@@ -23,14 +23,15 @@ from yota_src.trace.traced import Traced, has_traced, is_static, values_of
 def _len(unroller, args, kwargs, node, frame):
     (value,) = args
     if isinstance(value, Traced) and isinstance(value.value, (str, bytes)):
-        return unroller.concretize(value, len, _argument(node), frame)  # its length is data
+        # its length is data
+        return unroller.decisions.concretize(value, len, _argument(node), frame)
     if isinstance(value, Traced):
-        unroller.read_length(value)
+        unroller.access.read_length(value)
         return len(value.value)
-    method = unroller.python_method(value, "__len__")
+    method = unroller.access.python_method(value, "__len__")
     if method is not None:
-        return unroller.inline_function(method, (value,), {}, node, frame)
-    unroller.depend_on_contents(value)
+        return unroller.calls.inline_function(method, (value,), {}, node, frame)
+    unroller.outside_reads.depend_on_contents(value)
     return len(value)
 
 
@@ -41,16 +42,16 @@ def _argument(node):
 
 def _range(unroller, args, kwargs, node, frame):
     written = getattr(node, "args", None) or ()  # each bound's own node, for the guard's text
-    return range(*(unroller.concretize(a, operator.index, written[i] if i < len(written)
-                                       else node, frame) for i, a in enumerate(args)))
+    return range(*(unroller.decisions.concretize(a, operator.index, written[i] if i < len(written)
+                                                 else node, frame) for i, a in enumerate(args)))
 
 
 def _int(unroller, args, kwargs, node, frame):
-    return unroller.concretize(args[0], int, _argument(node), frame) if args else 0
+    return unroller.decisions.concretize(args[0], int, _argument(node), frame) if args else 0
 
 
 def _bool(unroller, args, kwargs, node, frame):
-    return unroller.truth(args[0], node, frame) if args else False
+    return unroller.decisions.truth(args[0], node, frame) if args else False
 
 
 def _isinstance(unroller, args, kwargs, node, frame):
@@ -59,7 +60,7 @@ def _isinstance(unroller, args, kwargs, node, frame):
 
 
 def _sum(unroller, args, kwargs, node, frame):
-    items = unroller.iterate(args[0], node, frame)
+    items = unroller.access.iterate(args[0], node, frame)
     start = args[1] if len(args) > 1 else kwargs.get("start", 0)
     if not items:
         return start
@@ -67,17 +68,18 @@ def _sum(unroller, args, kwargs, node, frame):
     numeric = isinstance(first, Traced) and first.op.dtype is not None \
         and first.op.dtype != np.bool_  # True + True is True for NumPy booleans; 0 + True is 1
     total = first if (numeric and isinstance(start, (int, float)) and start == 0) else \
-        unroller.binary(operator.add, start, first)
+        unroller.operators.binary(operator.add, start, first)
     for item in items[1:]:
-        total = unroller.binary(operator.add, total, item)
+        total = unroller.operators.binary(operator.add, total, item)
     return total
 
 
 def _getattr(unroller, args, kwargs, node, frame):
     try:
-        return unroller.attribute(args[0], args[1], node, frame)
+        return unroller.access.attribute(args[0], args[1], node, frame)
     except AttributeError:
-        unroller.depend_on_absence(args[0], args[1])  # getattr(config, "dropout", 0.0)
+        # getattr(config, "dropout", 0.0)
+        unroller.outside_reads.depend_on_absence(args[0], args[1])
         if len(args) > 2:
             return args[2]
         raise
@@ -85,10 +87,10 @@ def _getattr(unroller, args, kwargs, node, frame):
 
 def _hasattr(unroller, args, kwargs, node, frame):
     try:
-        unroller.attribute(args[0], args[1], node, frame)
+        unroller.access.attribute(args[0], args[1], node, frame)
         return True
     except AttributeError:
-        unroller.depend_on_absence(args[0], args[1])
+        unroller.outside_reads.depend_on_absence(args[0], args[1])
         return False
 
 
@@ -113,7 +115,7 @@ def _changing_first(fn):
     code would not repeat the change)."""
     def handler(unroller, args, kwargs, node, frame):
         if args:
-            unroller.refuse_write(args[0], node, frame)
+            unroller.outside_reads.refuse_write(args[0], node, frame)
         return fn(*args, **kwargs)
     return handler
 
@@ -145,7 +147,7 @@ _CONVERSIONS = {abs: "__abs__", float: "__float__", int: "__int__", complex: "__
 def _traced_primitive(fn):
     def handler(unroller, args, kwargs, node, frame):
         if fn in _CONVERSIONS and len(args) == 1 and not kwargs:  # a user class's __abs__, ...
-            result = unroller.operator_method(args[0], _CONVERSIONS[fn])
+            result = unroller.operators.operator_method(args[0], _CONVERSIONS[fn])
             if result is not NotImplemented:  # unrolled, then converted as Python does
                 return result if fn is abs else handler(unroller, (result,), {}, node, frame)
         if has_traced((args, kwargs)):
@@ -157,7 +159,8 @@ def _traced_primitive(fn):
 def _iterating(fn):
     """Builtins that iterate their arguments: traced arrays iterate by rows."""
     def handler(unroller, args, kwargs, node, frame):
-        args = [unroller.iterate(a, node, frame) if isinstance(a, Traced) else a for a in args]
+        args = [unroller.access.iterate(a, node, frame) if isinstance(a, Traced) else a
+                for a in args]
         return fn(*routed(unroller, args, node, frame), **routed(unroller, kwargs, node, frame))
     return handler
 
@@ -173,7 +176,7 @@ def routed(unroller, arguments, node, frame, objects: bool = True):
             return value
         if not objects and not isinstance(value, FUNCTIONS):
             return value
-        return lambda *args, **kwargs: unroller.call(value, args, kwargs, node, frame)
+        return lambda *args, **kwargs: unroller.calls.call(value, args, kwargs, node, frame)
     if isinstance(arguments, dict):
         return {key: route(value) for key, value in arguments.items()}
     return [route(value) for value in arguments]
@@ -190,7 +193,9 @@ class _Ordered:
         self.unroller, self.value = unroller, value
 
     def compare(self, fn, other):
-        return self.unroller.decide(self.unroller.binary(fn, self.value, other.value), bool)
+        unroller = self.unroller
+        return unroller.decisions.decide(unroller.operators.binary(fn, self.value, other.value),
+                                         bool)
 
     def __lt__(self, other):
         return self.compare(operator.lt, other)
@@ -212,7 +217,7 @@ def _ordering(fn, plain):
         items = args if fn is not sorted and len(args) > 1 else \
             args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else None
         if items is None or kwargs.get("key") is not None \
-                or not any(unroller.compares_itself(item) for item in items):
+                or not any(unroller.operators.compares_itself(item) for item in items):
             return plain(unroller, args, kwargs, node, frame)  # (with a key, its results compare)
         wrapped = [_Ordered(unroller, item) for item in items]
         result = unroller.natively(node, frame, fn, wrapped, **kwargs)
@@ -241,7 +246,7 @@ def _holding(cls):
 def _static_info(fn):
     def handler(unroller, args, kwargs, node, frame):
         if fn in (np.shape, np.size) and args:
-            unroller.read_length(args[0])
+            unroller.access.read_length(args[0])
         return fn(*values_of(args), **values_of(kwargs))
     return handler
 
@@ -293,8 +298,8 @@ def _fill_diagonal(unroller, args, kwargs, node, frame):
                                      hint="Store into the diagonal with an index instead.")
     index = np.diag_indices(min(shape), len(shape))
     if not isinstance(a, Traced):
-        raise unroller.outside_write(node, frame)
-    unroller.store(a, index, value, node, frame)
+        raise unroller.outside_reads.outside_write(node, frame)
+    unroller.writes.store(a, index, value, node, frame)
 
 
 def _copyto(unroller, args, kwargs, node, frame):
@@ -303,10 +308,10 @@ def _copyto(unroller, args, kwargs, node, frame):
     bound = _bind(_copyto_signature, args, kwargs)
     dst, src, where = bound["dst"], bound["src"], bound.get("where", True)
     if not isinstance(dst, Traced):
-        raise unroller.outside_write(node, frame)
+        raise unroller.outside_reads.outside_write(node, frame)
     new = unroller.primitive(np.where, (where, src, dst), {}) if where is not True else \
         unroller.primitive(np.broadcast_to, (src, np.shape(dst.value)), {})
-    unroller.mutate(dst, new, node, frame)
+    unroller.writes.mutate(dst, new, node, frame)
 
 
 # NumPy's documented signatures, written out: C functions such as np.copyto
@@ -323,7 +328,7 @@ def _bind(fn, args, kwargs) -> dict:
 
 def _warning_filter(fn):
     def handler(unroller, args, kwargs, node, frame):
-        unroller.set_warning_filter(fn, args, kwargs, node, frame)
+        unroller.statements.set_warning_filter(fn, args, kwargs, node, frame)
     return handler
 
 

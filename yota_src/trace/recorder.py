@@ -1,6 +1,6 @@
 """The recorder: what a trace writes, apart from how the code is run.
 
-The interpreter (unroll.py) decides what the user's code means; each
+The interpreter (interpreter.py) decides what the user's code means; each
 primitive it applies to traced values, each decision taken from the data,
 each argument leaf and each array read from outside comes here, as an op on
 the tape with the source location the interpreter passes with it (the
@@ -27,7 +27,9 @@ class NotCarried(UnsupportedSyntaxError):
 
 
 class Recorder:
-    def __init__(self, keep_values: bool = True):
+    def __init__(self, interpreter, keep_values: bool = True):
+        # the Traced values made here answer Python's protocols through it (traced.py)
+        self.interpreter = interpreter
         self.ops: list[Op] = []
         self.values = ExampleValues()  # example value of each forward op, for the templates
         self.keep_values = keep_values  # False in the reverse pass: values travel with Traced
@@ -40,7 +42,7 @@ class Recorder:
         self.ops.append(op)
         self.values[op] = value
         self.input_names[op] = name
-        return Traced(op, value, self)
+        return Traced(op, value, self.interpreter)
 
 
     def lift(self, array, name: str | None, loc: Location | None,
@@ -63,7 +65,7 @@ class Recorder:
         self.ops.append(const)
         if self.keep_values:
             self.values[const] = array
-        self.lifted[id(array)] = traced = Traced(const, array, self)
+        self.lifted[id(array)] = traced = Traced(const, array, self.interpreter)
         return traced
 
 
@@ -96,7 +98,7 @@ class Recorder:
             self.values[op] = value
             if fn in primitives.INDEX_STORES and isinstance(op.args[0], Op):
                 self.values.supersede(op.args[0], op, values_of(args[1]))
-        result = Traced(op, value, self)
+        result = Traced(op, value, self.interpreter)
         if note_views:
             self.views.note(result, fn, args, kwargs)
         return result

@@ -36,7 +36,7 @@ def roll_rest(unroller, frame, entry, starts: list, total: int, counter) -> bool
             or done < unroller.roll_attempts.get(entry, 0):
         return False
     unroller.roll_attempts[entry] = 2 * done + 1  # tried again after as many more: linear
-    ops = unroller.ops
+    ops = unroller.recorder.ops
     by_iteration = {i: ops[begin: starts[i + 1] if i + 1 < len(starts) else len(ops)]
                     for i, begin in enumerate(starts)}
     found = _next_run(entry, by_iteration, 0, SETTLED)
@@ -76,17 +76,19 @@ def _replace(unroller, frame, body, members: list, run, total: int, state) -> bo
             names[name] = ("saved", made)
     loop = body.loop(slots, saved, run.first + body.shift, total + body.shift)
     loop.entry = body.entry  # its count may be read at run time (roll.py binds it)
-    args = [Traced(a, unroller.values[a], unroller) if a in unroller.values else a
+    values = unroller.recorder.values
+    args = [Traced(a, values[a], unroller) if a in values else a
             for a in body.arguments(slots, lambda op: op)]
     if any(isinstance(a, Traced) and a.op in member_set for a in args):
         return False
-    del unroller.ops[len(unroller.ops) - len(members):]  # their values stay: the body's
+    ops = unroller.recorder.ops
+    del ops[len(ops) - len(members):]  # their values stay: the body's
     saved_loc = unroller.loc
     unroller.loc = body.entry.header if body.entry.header is not None else saved_loc
     try:
         parts = unroller.primitive(loop, tuple(args), {})
     except ControlFlowChanged:  # a later iteration goes another way: trace them all
-        unroller.ops.extend(members)
+        ops.extend(members)
         return False
     finally:
         unroller.loc = saved_loc

@@ -303,6 +303,14 @@ def _code_parameters(code: types.CodeType) -> list[str]:
     return list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
 
 
+def node_text(node) -> str:
+    """The source text of an expression, for messages."""
+    try:
+        return ast.unparse(gast.gast_to_ast(node))
+    except Exception:  # pragma: no cover - text is only for messages
+        return "<expression>"
+
+
 def closure_cells(fn) -> dict:
     """A function's free variables by name: cells, read when the name is
     (a cell's contents can be rebound after the function was made)."""

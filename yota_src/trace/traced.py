@@ -20,7 +20,7 @@ import numpy as np
 
 from yota_src.core import nested, operators
 from yota_src.errors import UnsupportedSyntaxError
-from yota_src.ir.tape import Op, leaves_of
+from yota_src.ir.tape import Call, Op, leaves_of
 
 
 class Traced:
@@ -59,20 +59,20 @@ class Traced:
         return self.unroller
 
     def __bool__(self) -> bool:
-        return self._unroller().decide(self, bool)
+        return self._unroller().decisions.decide(self, bool)
 
     def __hash__(self) -> int:
         if isinstance(self.value, (float, np.floating)) and self.value != self.value:
             self._refuse("a NaN computed from the arguments was hashed (a set element or dict "
                          "key)", "NaN is unequal to itself, so no later call could be checked "
                          "against it; filter NaNs out first (np.isnan).")
-        return hash(self._unroller().decide(self, exact_type(self.value)))
+        return hash(self._unroller().decisions.decide(self, exact_type(self.value)))
 
     def __index__(self) -> int:
-        return self._unroller().decide(self, operator.index)
+        return self._unroller().decisions.decide(self, operator.index)
 
     def __int__(self) -> int:
-        return self._unroller().decide(self, int)
+        return self._unroller().decisions.decide(self, int)
 
     def __float__(self) -> float:
         self._refuse("a value computed from the arguments was converted to a Python number "
@@ -98,7 +98,7 @@ class Traced:
                 or not hasattr(self.value, name):  # protocol probes, getattr(x, "pyfunc", None)
             raise AttributeError(name)
         try:
-            return self._unroller().traced_attribute(self, name, None, None)
+            return self._unroller().access.traced_attribute(self, name, None, None)
         except UnsupportedSyntaxError:  # not an attribute of the value: hasattr() says no
             raise AttributeError(name) from None
 
@@ -118,22 +118,22 @@ class Traced:
     # -- containers ------------------------------------------------------------
 
     def __len__(self) -> int:
-        return self._unroller().length(self)
+        return self._unroller().access.length(self)
 
     def __iter__(self):
-        return iter(self._unroller().iterate(self, None, None))
+        return iter(self._unroller().access.iterate(self, None, None))
 
     def __getitem__(self, index):
-        return self._unroller().subscript(self, index, None, None)
+        return self._unroller().access.subscript(self, index, None, None)
 
     def __contains__(self, item) -> bool:
-        return self._unroller().contains(self, item, None, None)
+        return self._unroller().decisions.contains(self, item, None, None)
 
 
 def _binary(fn, reflected: bool = False):
     if reflected:
-        return lambda self, other: self._unroller().binary(fn, other, self)
-    return lambda self, other: self._unroller().binary(fn, self, other)
+        return lambda self, other: self._unroller().operators.binary(fn, other, self)
+    return lambda self, other: self._unroller().operators.binary(fn, self, other)
 
 
 def _unary(fn):
@@ -143,7 +143,7 @@ def _unary(fn):
 def _in_place(fn):
     """`a += b` run by native code (operator.iadd): an array changes in place,
     for every alias, as in the user's own code; numbers rebind."""
-    return lambda self, other: self._unroller().augmented(fn, self, other)
+    return lambda self, other: self._unroller().operators.augmented(fn, self, other)
 
 
 # Comparisons reflect into each other (`2.0 < t` is `t > 2.0`); the others
@@ -189,6 +189,14 @@ def is_static(structure) -> bool:
     away; False when it is computed from the arguments. The unroller runs it
     natively, on the traced values themselves (builtin_calls.py)."""
     return not has_traced(structure)
+
+
+def give_name(value, name: str) -> None:
+    """Give a traced value the user's name, unless it has one already."""
+    if isinstance(value, Traced) and isinstance(value.op, Call):
+        value.op.last_name = name
+        if value.op.hint is None:
+            value.op.hint = name
 
 
 def values_of(structure):
