@@ -87,7 +87,7 @@ class Guards:
         code, label = self._subject(node.index, node.path)
         head = f"{self.name} was generated for {label}"
         type_name = node.type.__qualname__
-        checks = [(self.type_differs(code, node.type),
+        checks = [(self._type_differs(code, node.type),
                    message(f"{head} of type {type_name}, got ",
                            Field(f"type({code}).__qualname__")))]
         if node.kind == "sequence":
@@ -115,7 +115,7 @@ class Guards:
                             f"if not hasattr({code}, {name})]"]))
         return checks
 
-    def type_differs(self, expr: str, cls: type) -> str:
+    def _type_differs(self, expr: str, cls: type) -> str:
         """`type(x) is not list`; a class generated code cannot name without
         importing the user's module is compared by its qualified name."""
         path = primitives.function_path(cls)
@@ -129,13 +129,13 @@ class Guards:
         code, label = self._subject(index, leaf.path)
         head = f"{self.name} was generated for {label}"
         if leaf.kind == STATIC and index in self.tape.free_counts and not leaf.path:
-            return [(self.type_differs(code, int),  # a trip count: any int
+            return [(self._type_differs(code, int),  # a trip count: any int
                      message(f"{head} of type int, got ", Field(f"type({code}).__qualname__")))]
         if leaf.kind == STATIC:
             return [self._static_check(code, label, leaf.value, head)]
         got_type = Field(f"type({code}).__qualname__")
         if leaf.kind == GENERATOR:
-            return [(self.type_differs(code, leaf.type),
+            return [(self._type_differs(code, leaf.type),
                      message(f"{head} of type {leaf.type.__qualname__}, got ", got_type))]
         if leaf.scalar:
             kind = leaf.describe()
@@ -143,7 +143,7 @@ class Guards:
                 python_type = "float" if leaf.type in (float, np.float64) else "complex"
                 test = f"not isinstance({code}, {python_type})"
             else:
-                test = self.type_differs(code, leaf.type)
+                test = self._type_differs(code, leaf.type)
             return [(test, message(f"{head} of type {kind}, got ", got_type))]
         if index in self.tape.free_counts and not leaf.path:  # any number of rows
             return self.array_checks(code, head, leaf.type, leaf.shape, leaf.dtype,
@@ -163,7 +163,7 @@ class Guards:
         if rows is not None:
             test = f"{code}.shape[1:] != {shape[1:]!r}" if len(shape) > 1 \
                 else f"{code}.ndim != 1"
-        return [(self.type_differs(code, cls),
+        return [(self._type_differs(code, cls),
                  message(f"{head} of type {kind}, got ", *got_type)),
                 (f"{test} or {code}.dtype != {self.spell.guard_dtype(dtype)}",
                  message(f"{head} {rows or describe_dtype(dtype) + ' ' + str(shape)}, got ",
@@ -189,7 +189,7 @@ class Guards:
         if value is None or isinstance(value, (bool, types.ModuleType)) or callable(value):
             return f"{code} is not {spelled}", message(f"{head} is {spelled}, got ", got)
         if isinstance(value, (int, float, complex, np.number, np.bool_)):
-            test = f"{self.type_differs(code, type(value))} or {code} != {spelled}"
+            test = f"{self._type_differs(code, type(value))} or {code} != {spelled}"
         else:
             test = f"{code} != {spelled}"
         return test, message(f"{head} == {spelled}, got ", got)
