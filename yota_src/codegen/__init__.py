@@ -8,6 +8,7 @@ import of yota_src. The module's parts are written by rooms of their own:
 
     module.py        the module as a whole: docstring, imports, module-level
                      names, the function and its entry point
+    module_level.py  what the guards and statements put above the function
     guards.py        the checks on the arguments, and on the data's decisions
                      (facts.py states each decision once)
     statements.py    the body, op by op; loop_code.py writes a loop op
