@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import yota_src as ys
-from yota_src import codegen
 from yota_src.codegen import LITERAL_LIMIT
+from yota_src.codegen.module import ModuleWriter
 from yota_src.errors import UnsaveableError
 from yota_src.trace.traced import ExampleValues
 
@@ -92,9 +92,9 @@ def test_fresh_names_cost_the_same_at_any_suffix():
     _, tape = ys.trace(recurrence, np.ones(3), 2)
 
     def seconds(count: int) -> float:
-        writer = codegen._Writer(tape, "forward")
+        writer = ModuleWriter(tape, "forward")
         start = time.process_time()
-        names = [writer.fresh("h") for _ in range(count)]
+        names = [writer.names.fresh("h") for _ in range(count)]
         assert names[-1] == f"h_{count}"
         return time.process_time() - start
 

@@ -6,7 +6,8 @@ line's under its comment, with the stacks written at the counter.
 The body's values get names as any others (the user's, or `d<name>` for
 gradients); a carried variable is one name throughout, so the value carried
 out is assigned to it directly where nothing later in the body reads the
-value carried in.
+value carried in. `writer` is the StatementWriter writing the function's
+body (statements.py), whose names and spelling the loop's body shares.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def loop_statements(writer, call: Call) -> list[str]:
     loop: Loop = call.fn
     n_carried = len(loop.carried)
     for param, arg in zip(loop.outside, call.args[n_carried:]):
-        writer.names[param] = ast.unparse(writer.literal(arg))
+        writer.names[param] = ast.unparse(writer.spell.literal(arg))
     for param, arg in loop.dropped.items():  # what a gradient's label may still name
         if arg in writer.names:
             writer.names[param] = writer.names[arg]
@@ -52,16 +53,16 @@ def loop_statements(writer, call: Call) -> list[str]:
     stacks = [_stack_name(writer, writer.names[value]) if isinstance(value, Param) else None
               for value in loop.saved]  # a carried value's stack, named now; the others later
     if loop.test is not None:
-        counter = writer.names[loop.counter] = writer.fresh("steps")
+        counter = writer.names[loop.counter] = writer.names.fresh("steps")
         header = [f"{counter} = {loop.start}", "while True:"]
     else:
-        counted = loop.saved or writer.users.get(loop.counter)
+        counted = loop.saved or writer.names.users.get(loop.counter)
         counter = writer.names[loop.counter] = _counter(writer) if counted else "_"
         stop = _stop(writer, loop, call)
         steps = f"range({loop.start}, {stop})" if loop.start else f"range({stop})"
         header = [f"for {counter} in {'reversed(' + steps + ')' if loop.reverse else steps}:"]
     inner, header = _body(writer, loop, header)
-    results = [ast.unparse(writer.ref(result)) for result in loop.results]
+    results = [ast.unparse(writer.names.ref(result)) for result in loop.results]
     moved = [(name, value) for name, value in zip(carried, results) if name != value]
     if moved:
         inner.append(f"{', '.join(n for n, _ in moved)} = {', '.join(v for _, v in moved)}")
@@ -69,8 +70,8 @@ def loop_statements(writer, call: Call) -> list[str]:
     top = inner.index("    break") + 1 if "    break" in inner else 0  # where the work starts
     for number, value in enumerate(loop.saved):
         if stacks[number] is None:
-            stacks[number] = _stack_name(writer, ast.unparse(writer.ref(value)))
-        code = ast.unparse(writer.ref(value))
+            stacks[number] = _stack_name(writer, ast.unparse(writer.names.ref(value)))
+        code = ast.unparse(writer.names.ref(value))
         store = f"{stacks[number]}.append({code})" if loop.test is not None else \
             f"{stacks[number]}[{index}] = {code}"
         if isinstance(value, Param):  # a carried value as it came in: before the work
@@ -102,18 +103,18 @@ def _carried_variables(writer, call: Call) -> tuple[list[str], list[str]]:
         if owned:
             name = writer.names[init]  # the loop goes on from the value of that name
         else:
-            name = writer.fresh(wanted)
-            lines.append(f"{name} = {ast.unparse(writer.literal(init))}")
+            name = writer.names.fresh(wanted)
+            lines.append(f"{name} = {ast.unparse(writer.spell.literal(init))}")
         writer.names[param] = name
         carried.append(name)
         if _assigned_directly(loop, param, result):
-            writer.preset[result] = name
-            writer.pinned.update(_pinned(writer, loop, param, result))
+            writer.names.preset[result] = name
+            writer.names.pinned.update(_pinned(writer, loop, param, result))
             chain = _update_chain(writer, param, result) if owned and _owned_array(init) \
                 else None
             if chain:  # `dW += ...`, `dxs[t] += ...`: the loop's own array, in place
                 writer.augmented.update(chain)
-                writer.preset.update((op, name) for op in chain)
+                writer.names.preset.update((op, name) for op in chain)
     return lines, carried
 
 
@@ -125,7 +126,7 @@ def _body(writer, loop: Loop, header: list[str]) -> tuple[list[str], list[str]]:
         return writer.block(loop.ops, loop.loc), header
     at = loop.ops.index(loop.test)
     before = writer.block(loop.ops[:at], loop.loc)
-    test = ast.unparse(writer.ref(loop.test.value))
+    test = ast.unparse(writer.names.ref(loop.test.value))
     after = writer.block(loop.ops[at + 1:], loop.loc)
     if not before:
         return after, [header[0], f"while {test}:"]
@@ -141,7 +142,7 @@ def _allocations(writer, loop: Loop, call: Call, stacks: list) -> list[str]:
             lines.append(f"{name} = []")
             continue
         dtype = "" if value.dtype == np.float64 else \
-            f", {ast.unparse(writer.literal(np.dtype(value.dtype)))}"
+            f", {ast.unparse(writer.spell.literal(np.dtype(value.dtype)))}"
         count = _count(writer, loop, call, isinstance(value, Param))
         shape = f"({count}, {', '.join(map(str, value.shape))})" if value.shape else \
             f"({count},)"
@@ -154,14 +155,15 @@ def _stop(writer, loop: Loop, call: Call) -> str:
     at run time from the argument `n`."""
     if loop.bound is None:
         return str(loop.stop)
-    return _plus(ast.unparse(writer.literal(call.args[-1])), loop.bound)
+    return _plus(ast.unparse(writer.spell.literal(call.args[-1])), loop.bound)
 
 
 def _count(writer, loop: Loop, call: Call, one_more: bool) -> str:
     """How many iterations run (one more for a carried value's stack)."""
     if loop.bound is None:
         return str(loop.count + one_more)
-    return _plus(ast.unparse(writer.literal(call.args[-1])), loop.bound - loop.start + one_more)
+    return _plus(ast.unparse(writer.spell.literal(call.args[-1])),
+                 loop.bound - loop.start + one_more)
 
 
 def _plus(text: str, number: int) -> str:
@@ -171,7 +173,7 @@ def _plus(text: str, number: int) -> str:
 def _stack_name(writer, name: str) -> str:
     """`hs` for the values `h` takes."""
     base = name if name.isidentifier() else "value"
-    return writer.fresh(f"{base}s" if not base.endswith("s") else f"{base}_stack")
+    return writer.names.fresh(f"{base}s" if not base.endswith("s") else f"{base}_stack")
 
 
 def carried_name(writer, loop: Loop, param: Param) -> str:
@@ -179,14 +181,14 @@ def carried_name(writer, loop: Loop, param: Param) -> str:
     carried out or in; for a value the body made under one name and then
     bound to another (`x = x_next`), the name it goes on under."""
     result = loop.results[loop.carried.index(param)]
-    return (result.last_name or writer.base_name(result) or writer.base_name(param)
+    return (result.last_name or writer.names.base(result) or writer.names.base(param)
             or param.hint or result.hint or "carried")
 
 
 def initial_name(writer, op: Op) -> str | None:
     """The name for an op whose only use is to start a loop's carried
     variable: that variable's, so the loop goes on under it."""
-    users = writer.users.get(op, [])
+    users = writer.names.users.get(op, [])
     if len(users) != 1 or not is_loop(users[0]):
         return None
     loop = users[0].fn
@@ -198,7 +200,7 @@ def initial_name(writer, op: Op) -> str | None:
 def _counter(writer) -> str:
     """`t`, or the counter of a loop written before (its loop is over)."""
     if writer.counter is None:
-        writer.counter = writer.fresh("t")
+        writer.counter = writer.names.fresh("t")
     return writer.counter
 
 
@@ -218,7 +220,7 @@ def _update_chain(writer, param: Param, result: Op) -> list[Op] | None:
         previous = op.args[0]
         adds = op.fn is operator.add and len(op.args) == 2 and isinstance(op.args[1], Op) \
             and op.args[1].shape == op.shape
-        if not (adds or op.fn is index_add) or writer.users.get(previous) != [op]:
+        if not (adds or op.fn is index_add) or writer.names.users.get(previous) != [op]:
             return None
         chain.append(op)
         op = previous
@@ -235,9 +237,9 @@ def _pinned(writer, loop: Loop, param: Param, result: Op) -> list[Op]:
         if param not in set(operands(op)):
             continue
         reader = op
-        while reader is not result and len(writer.users.get(reader, [])) == 1 \
-                and writer.users[reader][0] is not None:
-            reader = writer.users[reader][0]
+        while reader is not result and len(writer.names.users.get(reader, [])) == 1 \
+                and writer.names.users[reader][0] is not None:
+            reader = writer.names.users[reader][0]
         if reader is not result and not (reader in place and place[reader] < place[result]):
             pinned.append(op)  # folded into a statement written after the new value
     return pinned
@@ -247,8 +249,8 @@ def _reusable(writer, init: Op, call: Call, wanted: str) -> bool:
     """A variable the loop may take over: named by the code as the carried
     variable is (`h`, `h_2`: an argument `h0` would read as the argument),
     and read by this loop alone."""
-    if not (isinstance(init, Op) and init in writer.names and init not in writer.inlined
-            and writer.users.get(init) == [call]
+    if not (isinstance(init, Op) and init in writer.names and init not in writer.names.inlined
+            and writer.names.users.get(init) == [call]
             and (writer.assigned(init) or isinstance(init, Input) and not init.path)):
         return False
     name = writer.names[init]
