@@ -66,13 +66,11 @@ def build(fn: Callable, args: tuple, wrt_args: frozenset, loops: str = "roll",
     _dump("codegen", tape, source)
     constants, copied = array_library.device_constants(constants, library)
     function = loader.load(source, codegen.function_name(tape, kind), constants)
-    passed = generators_in(args)
     if pullback:
         forward = forward.replace(output=forward.output[0])
     return Compiled(function, source, eliminate_dead_code(forward),
                     tuple(unroller.dependencies.values()) + copied,
-                    generators=tuple(generator for generator, _ in unroller.random_states.values()
-                                     if not any(generator is each for each in passed)),
+                    generators=_generators_drawn(unroller, args),
                     draws=bool(unroller.random_states), holds_output=_holds_output(forward),
                     value=array_library.in_library(values_of(value), library)
                     if pullback else None, generated_from=tape)
@@ -126,6 +124,15 @@ def _dump(stage: str, tape: Tape, made: Tape | str) -> None:
         print(heading, str(made).rstrip("\n"), sep="\n", file=sys.stderr)
 
 
+def _generators_drawn(unroller: Unroller, args: tuple) -> tuple:
+    """The random generators the code draws from, but those passed in (each
+    call's own)."""
+    passed = generators_in(args)
+    return tuple(generator for generator, _ in unroller.random_states.values()
+                 if not any(generator is each for each in passed))
+
+
 def _holds_output(tape: Tape) -> bool:
+    """The code prints or warns, and logs nothing (Compiled.holds_output)."""
     shown = [op.fn for op in tape.ops if isinstance(op, Call) and is_output(op.fn)]
     return bool(shown) and all(fn is print or fn is warnings.warn for fn in shown)
