@@ -35,7 +35,7 @@ def rng():
 def fresh_gradient_cache():
     """Each test starts without gradients cached by another, so a test that
     traces at one point is not answered by a variant another test made."""
-    import yota_src.api
+    import yota_src.api.gradients
 
-    yota_src.api._cache.clear()
+    yota_src.api.gradients._cache.clear()
     yield

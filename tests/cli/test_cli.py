@@ -635,8 +635,8 @@ def test_every_command_help_has_a_description_and_examples(command):
 
 
 def test_every_argument_of_every_command_has_help_text():
-    from yota_src.cli import _parser
-    parser = _parser()
+    from yota_src.cli.parser import argument_parser
+    parser = argument_parser()
     commands = next(action for action in parser._actions if action.dest == "command")
     assert sorted(commands.choices) == sorted(COMMANDS)
     for name, command in [("yota-src", parser), *commands.choices.items()]:

@@ -7,7 +7,8 @@ import inspect
 import pytest
 
 import yota_src
-from yota_src import api, errors
+from yota_src import errors
+from yota_src.api import finite_differences, gradients, results, transforms
 from yota_src.core import registry
 from yota_src.ir import tape
 
@@ -48,7 +49,8 @@ def registry_restored():
         table.update(before)
 
 
-@pytest.mark.parametrize("module", [api, tape, registry, errors], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [gradients, transforms, finite_differences, results, tape,
+                                    registry, errors], ids=lambda m: m.__name__)
 def test_docstring_examples_run(module, registry_restored):
     # as a user's script runs them: functions defined in an example are the
     # user's (module __main__), not yota-src's own

@@ -117,7 +117,6 @@ def test_every_stage_is_known():
     assert not unknown, f"add {sorted(unknown)} to STAGES in the order of the pipeline"
 
 
-@pytest.mark.xfail(strict=True, reason="api's modules are split in a later commit")
 def test_no_import_cycle():
     found = cycles(graph())
     assert not found, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)

@@ -386,7 +386,7 @@ def test_concurrent_first_calls_in_a_fresh_process(tmp_path):
         import threading
         import numpy as np
         import yota_src as ys
-        from yota_src import api
+        from yota_src.api import gradients
 
         def loss(x):
             return np.sum(np.tanh(x) ** 2)
@@ -402,7 +402,7 @@ def test_concurrent_first_calls_in_a_fresh_process(tmp_path):
             thread.start()
         for thread in threads:
             thread.join()
-        print(errors, len(results), sum(len(v) for v in api._cache.values()))
+        print(errors, len(results), sum(len(v) for v in gradients._cache.values()))
     """))
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                          timeout=120)
@@ -575,7 +575,7 @@ def test_outside_state_that_does_not_change_keeps_the_cached_gradient():
     for f, _ in OUTSIDE_CHANGES.values():
         ys.grad(f, x)
         ys.grad(f, x)
-    assert all(len(variants) == 1 for variants in ys.api._cache.values())
+    assert all(len(variants) == 1 for variants in ys.api.gradients._cache.values())
 
 
 def scaled_by_argument(x, settings):

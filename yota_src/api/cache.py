@@ -12,17 +12,26 @@ the full key holds (types, shapes, dtypes, the values of static leaves, the
 field names of plain objects), so a passing check means an equal full key.
 Where it cannot promise that (a class with slots or descriptors, a NumPy
 scalar, an enum), no check is made and every call computes the full key.
+
+A key may hold several variants: the paths a data-dependent decision took
+(`ys.grad(..., dynamic=True)`). `find` runs the first that still applies.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from yota_src.api.arguments import generators_in
 from yota_src.core.values import kind_of
+from yota_src.errors import ControlFlowChanged
+from yota_src.trace import random_states, rewind
 
 _MAX_CHECKS = 8  # per function: shapes a training loop alternates between
 _MAX_DEPTH = 24  # nesting a check spells out; deeper arguments use the full key
@@ -138,13 +147,53 @@ class GradientCache:
         self.variants: dict[Any, list] = {}
         self.checks: dict[Callable, list[tuple[Callable, list]]] = {}
         self.lock = threading.Lock()
+        self._building: dict[Any, threading.RLock] = {}  # one build at a time per key
+
+    def find(self, key, args: tuple, dynamic: bool, tried: set) -> tuple:
+        """(compiled, result) from a cached variant that still applies, or (None, None).
+
+        A variant whose outside facts (globals, closure cells, defaults) changed
+        is dropped; one whose data-dependent branch went the other way is skipped
+        when `dynamic`, and raises otherwise. `tried` holds the variants already
+        run for this call, which are not run again.
+        """
+        with self.lock:
+            variants = [each for each in self.variants.get(key, ()) if id(each) not in tried]
+        for compiled in variants:
+            tried.add(id(compiled))
+            if not compiled.fresh():
+                with self.lock:
+                    if compiled in self.variants.get(key, ()):
+                        self.variants[key].remove(compiled)
+                continue
+            states = random_states(compiled.generators + generators_in(args)) \
+                if compiled.draws else {}
+            try:
+                if dynamic and compiled.holds_output:
+                    return compiled, _held_output(compiled.function, args)
+                return compiled, compiled.function(*args)
+            except ControlFlowChanged as error:
+                if not dynamic:
+                    raise other_path(error) from None
+                rewind(states)  # the variant that applies draws what one call of f would
+        return None, None
+
+    def building(self, key) -> threading.RLock:
+        """The lock held while a variant of `key` is built: of concurrent first
+        calls, one traces and the others use its result."""
+        with self.lock:
+            return self._building.setdefault(key, threading.RLock())
+
+    def add(self, key, compiled) -> None:
+        with self.lock:
+            self.variants.setdefault(key, []).append(compiled)
 
     def remember(self, function: Callable, options: tuple, args: tuple, key) -> None:
         """Make a check for this call's arguments leading to `key`'s variants."""
         check = make_check(options, args)
         if check is None:
             return
-        with self.lock:  # a new list: `find` may be reading the old one
+        with self.lock:  # a new list: a call may be reading the old one
             older = self.checks.get(function, [])[:_MAX_CHECKS - 1]
             self.checks[function] = [(check, self.variants[key])] + older
 
@@ -158,3 +207,25 @@ class GradientCache:
 
     def items(self):
         return self.variants.items()
+
+
+def other_path(error: ControlFlowChanged) -> ControlFlowChanged:
+    return ControlFlowChanged(f"{error}. ys.grad(..., dynamic=True) traces and caches each "
+                              "path instead.")
+
+
+def _held_output(function: Callable, args: tuple):
+    """Run a variant that may turn out not to apply, holding back what it
+    prints or warns until it has: a call whose data goes another way shows
+    its output once, from the variant that applies. (Logging handlers keep
+    their own streams, which cannot be held back.)"""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            return function(*args)
+    except ControlFlowChanged:
+        stdout, stderr = io.StringIO(), io.StringIO()  # the output of a path not taken
+        raise
+    finally:
+        sys.stdout.write(stdout.getvalue())
+        sys.stderr.write(stderr.getvalue())

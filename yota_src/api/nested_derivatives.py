@@ -17,6 +17,8 @@ from __future__ import annotations
 import copy
 import types
 
+from yota_src.api.gradients import grad, simplegrad, vjp
+from yota_src.api.results import GradFunction, Pullback
 from yota_src.core.values import kind_of
 from yota_src.errors import UnsupportedSyntaxError
 from yota_src.trace import Unroller, UserFunction
@@ -32,36 +34,34 @@ def install() -> None:
 def call(unroller, fn, args: tuple, kwargs: dict, node, frame):
     """The traced result of one of yota-src's own functions called while
     unrolling, or NotImplemented where it has no meaning inside a trace."""
-    from yota_src import api
-
-    if fn in (api.grad, api.simplegrad, api.vjp) and args and isinstance(args[0], UserFunction):
+    if fn in (grad, simplegrad, vjp) and args and isinstance(args[0], UserFunction):
         raise UnsupportedSyntaxError(
             f"ys.{fn.__name__}() of a function defined inside the function being differentiated",
             unroller.location_of(node, frame),
             hint=f"Define {args[0].__name__} outside it (at module level), taking what it "
                  "reads from the outer function as arguments.")
-    if fn is api.grad:
+    if fn is grad:
         f, *rest = args
         options = {key: value for key, value in kwargs.items() if key != "dynamic"}
-        inner = api.simplegrad(f, *_concrete(tuple(rest)), **options)
+        inner = simplegrad(f, *_concrete(tuple(rest)), **options)
         value, gradients = _inline(unroller, inner, inner._bound + tuple(rest), node, frame)
         return value, gradients[len(inner._bound):]
-    if fn is api.simplegrad:
+    if fn is simplegrad:
         f, *rest = args
-        return api.simplegrad(f, *_concrete(tuple(rest)), **kwargs)
-    if fn is api.vjp:
+        return simplegrad(f, *_concrete(tuple(rest)), **kwargs)
+    if fn is vjp:
         f, *rest = args
-        _, pullback = api.vjp(f, *_concrete(tuple(rest)), **kwargs)
+        _, pullback = vjp(f, *_concrete(tuple(rest)), **kwargs)
         value = unroller.inline_function(f, tuple(rest), {}, node, frame)
         # the pullback reads the traced arguments, not the example values it was made at
         pullback._bound = pullback._bound[:pullback._n_bound] + tuple(rest)
         return value, pullback
-    if isinstance(fn, api.Pullback):
+    if isinstance(fn, Pullback):
         if kwargs or len(args) != 1:
             return NotImplemented
         _, gradients = _inline(unroller, fn, fn._bound + tuple(args), node, frame)
         return gradients[fn._n_bound:]
-    if isinstance(fn, api.GradFunction):
+    if isinstance(fn, GradFunction):
         if kwargs:
             return NotImplemented
         value, gradients = _inline(unroller, fn, fn._bound + tuple(args), node, frame)

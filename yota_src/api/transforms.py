@@ -1,123 +1,255 @@
-"""Second derivatives and forward mode, built from the reverse pass.
+"""Second derivatives and forward mode, built from the reverse pass: `hvp`,
+`hessian`, `jvp`, `jacobian`, and `derivative`, which gives their code.
 
-Each transform is the gradient of a small function written around `f`:
-
-- the Hessian-vector product `H v` is the gradient in `x` of
-  `sum(grad(f)(x) * v)` (reverse over reverse);
-- the Jacobian-vector product `J t` is the gradient in `u` of
-  `sum(pullback(u) * t)`, where `pullback(u) = J^T u` is linear in `u`: the
-  transpose of the transpose (the derivative holds no `u`, so the generated
-  function does not take it).
-
-The wrapper is plain Python, loaded with its source like generated code, so
-the inner `grad`/`vjp` is unrolled into it (nesting.py) and differentiated
-again by the same templates: no tangent rules beside the adjoint templates
-to keep in step, and every template that is itself differentiable serves
+Each transform is the gradient of a small function written around `f`
+(transform_wrappers.py): no tangent rules beside the adjoint templates to
+keep in step, and every template that is itself differentiable serves
 both. A template that is not raises NoDiffRuleError naming the primitive.
 The generated module reads like a gradient module; its comments name the
 wrapper's lines (`hvp_loss:3`) and the inner gradient's (`grad_loss:24`).
+A dense Hessian or Jacobian is one generated product run on each unit
+vector (for small sizes, as autograd and JAX do).
 """
 
 from __future__ import annotations
 
-import keyword
-import re
-import textwrap
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from yota_src.codegen import loader
-from yota_src.ir.tape import Guard, Input, Tape, readers
-
-HVP = """
-def {name}({x}, {v}):
-    _, gradient = grad({f}, {x})
-    return np.sum(gradient[0] * {v})
-"""
-
-JVP = """
-def {name}({args}, {tangents}, {cotangent}):
-    value, pullback = vjp({f}, {args})
-    gradients = pullback({cotangent})
-    return {products}, value
-"""
+from yota_src.api import transform_wrappers
+from yota_src.api.arguments import loops_option, named_positional, parameter_names, target
+from yota_src.api.gradients import simplegrad, vjp
+from yota_src.api.pipeline import build
+from yota_src.api.results import GradFunction
+from yota_src.api.user_facing import user_facing as _user_facing  # "_": pdoc hides it
+from yota_src.core.primitives import display_name
+from yota_src.differentiate import cotangents
+from yota_src.trace import array_library
 
 
-def hvp_wrapper(f: Callable, param: str) -> Callable:
-    """`(x, v) -> sum(grad(f)(x) * v)`, named like f."""
-    v = _fresh("v", {param})
-    return _load(f, "hvp", HVP.format(name=_name(f), f=_primal(f), x=param, v=v))
+@_user_facing
+def hvp(f: Callable, x, v, loops: str = "roll") -> Any:
+    """The Hessian of the scalar `f` at `x` times `v`, without forming the
+    Hessian: the gradient of `sum(grad(f)(x) * v)` (reverse over reverse).
+
+    Returns an array or float shaped like `x`. Caches nothing: each call
+    generates the product's code again; `derivative(f, x, v,
+    transform="hvp")` gives it to keep.
+
+    Raises `errors.NoDiffRuleError` naming a primitive whose template is not
+    itself differentiable, ValueError where `v` is not a real array or float
+    of `x`'s shape, and the errors `grad` raises for `f`.
+
+    Example:
+
+        >>> import numpy as np
+        >>> import yota_src as ys
+        >>> def f(x):
+        ...     return np.sum(x ** 3)
+        >>> ys.hvp(f, np.array([1.0, 2.0]), np.array([1.0, 0.0]))
+        array([6., 0.])
+    """
+    v = _shaped_like(x, v, "v")
+    return derivative(f, x, v, transform="hvp", loops=loops)(x, v)
 
 
-def jvp_wrapper(f: Callable, params: list[str], differentiable: list[int]) -> Callable:
-    """`(*args, *tangents, u) -> sum(pullback(u)[i] * tangents[i])` over the
-    differentiable arguments, named like f."""
-    taken = set(params)
-    tangents = []
-    for index in differentiable:
-        tangents.append(_fresh(f"t_{params[index]}", taken))
-        taken.add(tangents[-1])
-    cotangent = _fresh("u", taken)
-    products = " + ".join(f"np.sum(gradients[{index}] * {tangent})"
-                          for index, tangent in zip(differentiable, tangents))
-    return _load(f, "jvp", JVP.format(name=_name(f), f=_primal(f), args=", ".join(params),
-                               tangents=", ".join(tangents), cotangent=cotangent,
-                               products=products))
+def _shaped_like(arg, tangent, what: str):
+    """`tangent` as a value of `arg`'s type, shape and dtype: a vector for H v
+    or a tangent must be shaped as its argument (broadcasting would give
+    another product), and the generated code is specialised to its type."""
+    tangent = array_library.to_host(tangent)
+    if np.shape(tangent) != np.shape(arg) or not isinstance(
+            tangent, (int, float, np.number, np.ndarray)) or np.iscomplexobj(tangent):
+        raise ValueError(f"{what} must be a real array or float of the shape of its argument, "
+                         f"{np.shape(arg)}; got {type(tangent).__name__} of shape "
+                         f"{np.shape(tangent)}")
+    if array_library.is_ndarray(arg):
+        return array_library.like(arg, np.asarray(tangent, dtype=arg.dtype))
+    if isinstance(arg, np.generic):
+        return arg.dtype.type(tangent)
+    return float(tangent)
 
 
-def result_only(tape: Tape, kind: str, index: int) -> Tape:
-    """The wrapper's gradient tape returning what the transform gives: `H v`
-    (the gradient for `x`), or `(value, J t)` (the wrapper's aux, and the
-    gradient for the cotangent)."""
-    result = tape.output[1 + index]
-    value = tape.output[0][1] if kind == "jvp" else None
-    return tape.replace(output=(value, result))
+@_user_facing
+def hessian(f: Callable, x, loops: str = "roll") -> np.ndarray:
+    """The dense Hessian of the scalar `f` at the array or float `x`.
+
+    Returns an array of shape `x.shape + x.shape`: one generated
+    Hessian-vector product, run on each unit vector (for small sizes, as
+    autograd and JAX do). Caches nothing. Raises as `hvp`.
+
+    Example:
+
+        >>> import numpy as np
+        >>> import yota_src as ys
+        >>> def f(x):
+        ...     return x[0] * x[1] + x[0] ** 2
+        >>> ys.hessian(f, np.array([1.0, 2.0]))
+        array([[2., 1.],
+               [1., 0.]])
+    """
+    product = derivative(f, x, x, transform="hvp", loops=loops)
+    return _stacked([product(x, unit) for unit in _units(x)], np.shape(x), np.shape(x), x)
 
 
-def without_cotangent(tape: Tape) -> Tape:
-    """The jvp tape without its last parameter, the cotangent, which only
-    its signature guards read: `J t` does not depend on it, so the
-    generated function does not take it."""
-    last = len(tape.signature.params) - 1
-    users = readers(tape.ops, tape.output)
-    mine = [op for op in tape.ops if isinstance(op, Input) and op.index == last]
-    if any(not isinstance(user, Guard) for op in mine for user in users.get(op, [])):
-        return tape
-    ops = [op for op in tape.ops if op not in mine and not (
-        isinstance(op, Guard) and op.value in mine)]
-    forward = len([op for op in tape.ops[:tape.n_forward] if op in ops])
-    return tape.replace(ops=ops, n_forward=forward, signature=tape.signature.dropping_last())
+@_user_facing
+def jvp(f: Callable, args: Sequence, tangents: Sequence,
+        loops: str = "roll") -> tuple[Any, Any]:
+    """Forward mode: `f(*args)` and its Jacobian times `tangents`.
+
+    Returns `(value, tangent_out)`. `tangents` holds one array or float per
+    float argument of `f`, in order. It is exact, from the same adjoint
+    templates as `grad`: the pullback transposed. Caches nothing: each call
+    generates the code again; `derivative(f, *args, *tangents,
+    transform="jvp")` gives it to keep.
+
+    Raises TypeError for a wrong number of tangents, ValueError for a
+    tangent not shaped like its argument or a value that is not one array
+    or float (`vjp` takes structured values), and the errors `grad` raises.
+
+    Example:
+
+        >>> import numpy as np
+        >>> import yota_src as ys
+        >>> value, tangent = ys.jvp(lambda x: x ** 2, (np.array([1.0, 2.0]),),
+        ...                         (np.array([1.0, 1.0]),))
+        >>> tangent
+        array([2., 4.])
+    """
+    args, tangents = tuple(args), tuple(tangents)
+    floats = [arg for arg in args if cotangents.is_float(arg)]
+    if len(tangents) != len(floats):
+        raise TypeError(f"ys.jvp takes one tangent per float argument ({len(floats)} here); "
+                        f"got {len(tangents)}")
+    tangents = tuple(_shaped_like(arg, tangent, f"the tangent of argument {index}")
+                     for index, (arg, tangent) in enumerate(zip(floats, tangents)))
+    return derivative(f, *args, *tangents, transform="jvp", loops=loops)(*args, *tangents)
 
 
-def _load(f: Callable, kind: str, source: str) -> Callable:
-    from yota_src import api
+@_user_facing
+def jacobian(f: Callable, x, mode: str = "auto", loops: str = "roll") -> np.ndarray:
+    """The dense Jacobian of `f` (array or float valued) at the array or float `x`.
 
-    source = textwrap.dedent(source).lstrip()
-    name = source.split("(", 1)[0].removeprefix("def ")
-    wrapper = loader.run_registered(source, f"{kind}_{name}", {
-        "__name__": f"{loader.GENERATED}.{name}", "np": np, _primal(f): f, "grad": api.grad,
-        "vjp": api.vjp})[name]
-    wrapper.__qualname__ = getattr(f, "__qualname__", name)
-    wrapper.__module__ = getattr(f, "__module__", None)
-    return wrapper
+    Returns an array of shape `value.shape + x.shape`: by rows from one
+    pullback (`mode="rev"`), by columns from one Jacobian-vector product
+    (`"fwd"`), or whichever runs fewer times (`"auto"`). Both are exact and
+    agree. Caches nothing.
+
+    Raises ValueError for another `mode` or a value that is not one array or
+    float, and the errors `vjp` raises.
+
+    Example:
+
+        >>> import numpy as np
+        >>> import yota_src as ys
+        >>> ys.jacobian(lambda x: x[::-1] * 2, np.array([1.0, 2.0]))
+        array([[0., 2.],
+               [2., 0.]])
+    """
+    if mode not in ("auto", "rev", "fwd"):
+        raise ValueError(f"mode={mode!r}: use \"rev\", \"fwd\" or \"auto\"")
+    value, pullback = vjp(f, x, loops=loops)
+    _require_single(value, "ys.jacobian needs f")
+    if mode == "auto":
+        mode = "rev" if np.size(value) <= np.size(x) else "fwd"
+    if mode == "rev":
+        rows = [pullback(unit)[0] for unit in _units(value)]
+        return _stacked(rows, np.shape(value), np.shape(x), x)
+    product = derivative(f, x, x, transform="jvp", loops=loops)
+    columns = [product(x, unit)[1] for unit in _units(x)]
+    jac = _stacked(columns, np.shape(x), np.shape(value))  # x.shape + value.shape
+    n_in = np.ndim(x)
+    return array_library.like(x, np.transpose(jac, tuple(range(n_in, jac.ndim))
+                                              + tuple(range(n_in))))
 
 
-def _name(f: Callable) -> str:
-    """f's name as an identifier (`lambda` for a lambda), for the wrapper."""
-    name = re.sub(r"\W", "", getattr(f, "__name__", "")) or "function"
-    return name if name.isidentifier() and not keyword.iskeyword(name) else "function"
+def _require_single(value, who: str) -> None:
+    """A Jacobian is of one array or float; vjp takes structured values."""
+    if not array_library.is_ndarray(value) and not cotangents.is_float(value):
+        raise ValueError(f"{who} to return one array or float; it returned a "
+                         f"{type(value).__name__} (ys.vjp takes structured values)")
 
 
-def _primal(f: Callable) -> str:
-    """The wrapper module's name for f: not f's own, which the wrapper takes."""
-    return "primal" if _name(f) != "primal" else "primal_function"
+def _units(x):
+    """Each unit vector of x's shape, dtype and library (a float for a float)."""
+    size = np.size(x)
+    for index in range(size):
+        dtype = x.dtype if array_library.is_ndarray(x) or isinstance(x, np.generic) \
+            else np.float64
+        unit = np.zeros(size, dtype=dtype)
+        unit[index] = 1
+        yield array_library.like(x, unit.reshape(np.shape(x))) if array_library.is_ndarray(x) else \
+            _shaped_like(x, unit[0], "x")
 
 
-def _fresh(base: str, taken: set) -> str:
-    name, n = base, 1
-    while name in taken or name in ("primal", "primal_function", "np", "grad", "vjp",
-                                    "gradient", "gradients", "pullback", "value"):
-        n += 1
-        name = f"{base}_{n}"
-    return name
+def _stacked(items: list, outer: tuple, inner: tuple, like=None):
+    """The items as one array of shape `outer + inner`, in `like`'s library."""
+    items = [array_library.to_host(item) for item in items]
+    stacked = np.asarray(items, dtype=np.result_type(*items) if items else float).reshape(
+        outer + inner)
+    return array_library.like(like, stacked)
+
+
+@_user_facing
+def derivative(f: Callable, *args, transform: str = "grad",
+               wrt: int | str | Sequence[int | str] | None = None,
+               loops: str = "roll") -> GradFunction:
+    """The generated code of a derivative of `f`, as a `GradFunction` with
+    `.source` and `.save(path)` like `simplegrad`'s:
+
+    - `"grad"`: `simplegrad(f, *args, wrt=wrt)`;
+    - `"hvp"`: `args` are `(x, v)`; `hvp_<name>(x, v)` returns `H v`;
+    - `"jvp"`: `args` are f's arguments, then one tangent per float argument;
+      `jvp_<name>(*args, *tangents)` returns `(value, tangent_out)`.
+
+    Caches nothing: each call generates the code.
+
+    Raises `errors.NoDiffRuleError` where a template on the way is not
+    differentiable (second order), ValueError for an unknown `transform` or
+    `wrt` with another transform than `"grad"`, TypeError for arguments that
+    do not fit the transform or a callable that is not a plain function,
+    and the errors `grad` raises.
+
+    Example:
+
+        >>> import numpy as np
+        >>> import yota_src as ys
+        >>> def f(x):
+        ...     return np.sum(x ** 3)
+        >>> product = ys.derivative(f, np.ones(2), np.ones(2), transform="hvp")
+        >>> product(np.array([1.0, 2.0]), np.array([1.0, 0.0]))
+        array([6., 0.])
+    """
+    if transform == "grad":
+        return simplegrad(f, *args, wrt=wrt, loops=loops)
+    if transform not in ("hvp", "jvp"):
+        raise ValueError(f"transform={transform!r}: use \"grad\", \"hvp\" or \"jvp\" "
+                         "(ys.vjp gives the vector-Jacobian product)")
+    if wrt is not None:
+        raise ValueError(f"wrt is for transform=\"grad\"; {transform} takes the arguments "
+                         "it differentiates")
+    fn, full_args, n_bound = target(f, args)
+    if n_bound or not isinstance(fn, types.FunctionType):
+        raise TypeError(f"ys.derivative(transform={transform!r}) takes a plain function "
+                        f"(def or lambda) of the user's; got {display_name(f)}")
+    params = parameter_names(fn, named_positional(fn))
+    if transform == "hvp":
+        if len(args) != 2:
+            raise TypeError("transform=\"hvp\" takes (x, v): the point and the vector")
+        wrapper = transform_wrappers.hvp_wrapper(fn, params[0] if params else "x")
+        compiled = build(wrapper, args, frozenset({0}), loops_option(loops), kind="hvp")
+        return GradFunction(compiled)
+    floats = [index for index, arg in enumerate(args[:len(params)]) if cotangents.is_float(arg)]
+    primals = args[:len(args) - len(floats)]
+    if len(primals) != len(params) or not floats:
+        raise TypeError(f"transform=\"jvp\" takes f's {len(params)} arguments, then one "
+                        "tangent per float argument among them")
+    value = vjp(fn, *primals, loops=loops)[0]
+    _require_single(value, f"ys.jvp needs {display_name(f)}")
+    wrapper = transform_wrappers.jvp_wrapper(fn, params, floats)
+    compiled = build(wrapper, (*args, cotangents.one_like(value)), frozenset({len(args)}),
+                     loops_option(loops), kind="jvp")
+    return GradFunction(compiled)

@@ -1,0 +1,138 @@
+"""The pipeline: every derivative is made by `build`, one stage after another.
+
+    trace → forward passes → differentiate → backward passes → codegen → load
+
+Each stage hands the next a Tape (codegen, module text). With
+YOTA_SRC_VERIFY=1 (the test suite sets it), every tape is checked by
+`Tape.verify()`: the passes check their own (passes/__init__.py), and the
+driver checks the tapes no pass made. With YOTA_SRC_DUMP=1, each stage's
+tape, and the module codegen wrote, is printed to stderr as it comes out of
+the stage: what to read first when a generated module is not what it should
+be.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from yota_src import codegen, passes
+from yota_src.api.arguments import generators_in
+from yota_src.api.loss import require_aux, require_scalar
+from yota_src.api.results import Compiled
+from yota_src.api.tracing import unroll
+from yota_src.api.transform_tapes import KINDS, result_only, without_cotangent
+from yota_src.api.user_facing import errors_at_user_lines
+from yota_src.codegen import loader
+from yota_src.core.primitives import is_output
+from yota_src.differentiate import cotangents
+from yota_src.differentiate.sweep import differentiate
+from yota_src.ir.signature import Signature
+from yota_src.ir.tape import Call, Tape
+from yota_src.passes import eliminate_dead_code, optimize, optimize_forward
+from yota_src.trace import Unroller, array_library
+from yota_src.trace.traced import values_of
+
+DUMP = os.environ.get("YOTA_SRC_DUMP") == "1"
+
+
+def build(fn: Callable, args: tuple, wrt_args: frozenset, loops: str = "roll",
+          work_arrays: bool = False, has_aux: bool = False,
+          pullback: bool = False, kind: str = "gradient") -> Compiled:
+    """Trace, differentiate, optimise and load: the gradient (`pullback`: the
+    vector-Jacobian product, taking a cotangent as its last argument; `kind`
+    "hvp" or "jvp": a transform's wrapper, transform_wrappers.py, whose one
+    differentiated argument's gradient is the result)."""
+    has_aux = has_aux or kind == "jvp"
+    with errors_at_user_lines():
+        unroller, value, signature = unroll(fn, args, loops=loops)
+        recorded = _after("trace", _recorded(unroller, value, signature, has_aux, pullback),
+                          verify=True, values=unroller.values)
+        forward = _after("forward passes", optimize_forward(recorded, loops))
+        tape = differentiate(forward, unroller.values, wrt_args, unroller.input_names, has_aux,
+                             pullback)
+        if kind in KINDS:
+            tape = result_only(tape, kind, min(wrt_args))
+        tape = _after("differentiate", tape, verify=True)
+    tape = _after("backward passes", optimize(tape, work_arrays))
+    if kind == "jvp":
+        tape = _after("the cotangent left out", without_cotangent(tape))
+    kind = "vjp" if pullback else kind
+    library = recorded.signature.library
+    source, constants = codegen.generate(tape, kind)
+    _dump("codegen", tape, source)
+    constants, copied = array_library.device_constants(constants, library)
+    function = loader.load(source, codegen.function_name(tape, kind), constants)
+    if pullback:
+        forward = forward.replace(output=forward.output[0])
+    return Compiled(function, source, eliminate_dead_code(forward),
+                    tuple(unroller.dependencies.values()) + copied,
+                    generators=_generators_drawn(unroller, args),
+                    draws=bool(unroller.random_states), holds_output=_holds_output(forward),
+                    value=array_library.in_library(values_of(value), library)
+                    if pullback else None, generated_from=tape)
+
+
+def primal(fn: Callable, args: tuple) -> tuple[Any, Tape]:
+    """The first stage alone, as `ys.trace` gives it: the value, and the
+    tape of what computed it (random draws kept, as one call of `fn` makes
+    them)."""
+    with errors_at_user_lines():
+        unroller, value, signature = unroll(fn, args, rewind_draws=False)
+    output = unroller.refs(value, unroller.loc)  # first: a static array returned becomes an op
+    tape = Tape(list(unroller.ops), output, signature)
+    tape = eliminate_dead_code(tape)
+    tape.dependencies = tuple(unroller.dependencies.values())
+    return values_of(value), tape
+
+
+def _recorded(unroller: Unroller, value, signature: Signature, has_aux: bool,
+              pullback: bool) -> Tape:
+    """The trace as a tape, its output the loss (checked to be one), or for a
+    pullback the value, with the cotangent one more argument."""
+    if pullback:
+        try:
+            signature, output = cotangents.attach(unroller, signature, value)
+        except ValueError as error:
+            error.location = unroller.returned_at
+            raise
+    else:
+        if has_aux:
+            require_aux(value, signature, unroller.returned_at)
+        require_scalar(value[0] if has_aux else value, signature, unroller.returned_at)
+        output = unroller.refs(value, unroller.loc)  # first: a static array returned is an op
+    return Tape(list(unroller.ops), output, signature)
+
+
+def _after(stage: str, tape: Tape, verify: bool = False, values: dict | None = None) -> Tape:
+    """`tape` as `stage` gave it: verified (YOTA_SRC_VERIFY) where no pass
+    has verified it, against the recorded `values` where given, and dumped
+    (YOTA_SRC_DUMP)."""
+    if verify and passes.VERIFY:
+        tape.verify(values)
+    _dump(stage, tape, tape)
+    return tape
+
+
+def _dump(stage: str, tape: Tape, made: Tape | str) -> None:
+    """Print what `stage` made of `tape`'s function (YOTA_SRC_DUMP)."""
+    if DUMP:
+        heading = f"--- yota-src: {tape.signature.function_name} after {stage} ---"
+        print(heading, str(made).rstrip("\n"), sep="\n", file=sys.stderr)
+
+
+def _generators_drawn(unroller: Unroller, args: tuple) -> tuple:
+    """The random generators the code draws from, but those passed in (each
+    call's own)."""
+    passed = generators_in(args)
+    return tuple(generator for generator, _ in unroller.random_states.values()
+                 if not any(generator is each for each in passed))
+
+
+def _holds_output(tape: Tape) -> bool:
+    """The code prints or warns, and logs nothing (Compiled.holds_output)."""
+    shown = [op.fn for op in tape.ops if isinstance(op, Call) and is_output(op.fn)]
+    return bool(shown) and all(fn is print or fn is warnings.warn for fn in shown)

@@ -1,0 +1,110 @@
+"""The first stage started: `f` run by the interpreter on traced arguments.
+
+Before the interpreter runs, the API refuses what has no source to unroll,
+checks the arguments fit, and makes the signature the code is specialised
+to; each leaf of the arguments that carries data becomes a traced input,
+and an int passed to a named parameter a trip count read at run time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from yota_src.api.arguments import check_call, named_positional, parameter_names, refuse_unsupported
+from yota_src.core import registry
+from yota_src.core.primitives import display_name
+from yota_src.core.values import DATA, DIFF, GENERATOR, kind_of, rebuild
+from yota_src.errors import SourceUnavailableError
+from yota_src.ir.signature import Signature, signature_key
+from yota_src.ir.specialisation import describe_outside
+from yota_src.trace import Unroller, array_library, counts, inlinable, rewind
+from yota_src.trace.source import function_source, unwrap
+from yota_src.trace.traced import Traced
+
+
+def unroll(fn: Callable, args: tuple, rewind_draws: bool = True, loops: str = "roll"):
+    """Run `fn` on traced arguments: `(unroller, value, signature)`. Random
+    generators it drew from are put back (`rewind_draws`) when the generated
+    code is what will draw for the caller; `trace` returns the traced value
+    itself, so it keeps the draws."""
+    plain = unwrap(fn)
+    _refuse_without_source(plain)
+    source = function_source(plain)
+    check_call(plain, args, source)
+    signature, args = _signature(plain, args, source)
+    unroller = Unroller()
+    unroller.roll = loops == "roll"  # a loop may become a loop op while traced
+    traced = _traced_arguments(unroller, plain, args, signature)
+    try:
+        value = unroller.call_function(plain, traced, {})
+    except BaseException:
+        rewind(unroller.random_states)  # a failed attempt draws nothing
+        raise
+    finally:
+        unroller.close_generators()  # generators left unfinished, as Python closes them
+    if rewind_draws:
+        rewind(unroller.random_states)
+    signature.outside = describe_outside(unroller.dependencies.values())
+    return unroller, value, signature
+
+
+def _refuse_without_source(plain) -> None:
+    """A primitive, a class or a function of a compiled module has no
+    source of the user's to unroll."""
+    name = getattr(plain, "__qualname__", None) or getattr(plain, "__name__", None) \
+        or type(plain).__name__
+    if registry.is_primitive(plain):
+        raise SourceUnavailableError(
+            f"{display_name(plain)} is a primitive (yota-src has a rule for it), not a Python "
+            "function of yours with source to unroll",
+            hint="Differentiate a function of your own that calls it, e.g. "
+                 "`def f(x): return np.sum(x)`.")
+    if not inlinable(plain):
+        module = getattr(plain, "__module__", None)
+        kind = "a class" if isinstance(plain, type) else \
+            f"a function of {module}" if callable(plain) and module else f"a {type(plain).__name__}"
+        raise SourceUnavailableError(
+            f"{name} is {kind}, not a Python function with source yota-src can unroll",
+            hint="Differentiate a Python function (`def` or `lambda`) that calls it.")
+
+
+def _signature(plain: Callable, args: tuple, source) -> tuple[Signature, tuple]:
+    """(the signature, the arguments to trace): device arrays are traced on
+    host copies, while the signature's key is the arguments the code takes."""
+    params = parameter_names(plain, len(args))
+    library = array_library.library_of(params, args)
+    passed = args  # what the code takes: device arrays, for CuPy
+    if library != array_library.NUMPY:
+        args = array_library.on_host(args)  # traced on the host; the code runs on the device
+    signature = Signature.of(plain.__name__, params, args,
+                             module=getattr(plain, "__module__", "") or "",
+                             qualname=plain.__qualname__, source_hash=source.source_hash,
+                             library=library)
+    if passed is not args:
+        signature.key = signature_key(passed)
+    return signature, args
+
+
+def _traced_arguments(unroller: Unroller, plain: Callable, args: tuple,
+                      signature: Signature) -> tuple:
+    """The arguments as the interpreter receives them: each leaf carrying
+    data an input of the tape, an int for a named parameter a trip count,
+    the rest as it is."""
+
+    def leaf_value(index):
+        def traced(path, leaf):
+            if kind_of(leaf) not in (DIFF, DATA, GENERATOR):
+                return leaf
+            refuse_unsupported(signature.leaf_expression(index, path), leaf)
+            return unroller.input(index, path, leaf, signature.leaf_expression(index, path))
+        return traced
+
+    named = named_positional(plain)
+    traced = tuple(counts.TripCount(arg, i) if type(arg) is int and i < named
+                   else rebuild(arg, leaf_value(i)) for i, arg in enumerate(args))
+    unroller.lengths = {value.op: (i, counts.Use()) for i, value in enumerate(traced[:named])
+                        if isinstance(value, Traced) and np.ndim(value.value) >= 1}
+    unroller.hold(traced)
+    return traced
