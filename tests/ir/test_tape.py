@@ -134,10 +134,12 @@ def test_every_pass_leaves_its_input_tape_as_it_was(args):
     from yota_src.ir.tape import Tape
 
     unroller, value, signature = unroll(mlp, args)
-    output = unroller.refs(value)
-    forward = Tape(list(unroller.ops), output, signature).verify(unroller.values)
+    output = unroller.recorder.refs(value)
+    forward = Tape(list(unroller.recorder.ops), output, signature).verify(
+        unroller.recorder.values)
     before = passes.fingerprint(forward)
-    tape = differentiate(passes.optimize_forward(forward), unroller.values, frozenset({0, 1}))
+    tape = differentiate(passes.optimize_forward(forward), unroller.recorder.values,
+                         frozenset({0, 1}))
     assert passes.fingerprint(forward) == before
     for each in passes.BACKWARD_PASSES:
         seen = passes.fingerprint(tape)

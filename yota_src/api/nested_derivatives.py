@@ -52,7 +52,7 @@ def call(unroller, fn, args: tuple, kwargs: dict, node, frame):
     if fn is vjp:
         f, *rest = args
         _, pullback = vjp(f, *_concrete(tuple(rest)), **kwargs)
-        value = unroller.inline_function(f, tuple(rest), {}, node, frame)
+        value = unroller.calls.inline_function(f, tuple(rest), {}, node, frame)
         # the pullback reads the traced arguments, not the example values it was made at
         pullback._bound = pullback._bound[:pullback._n_bound] + tuple(rest)
         return value, pullback
@@ -74,8 +74,8 @@ def _inline(unroller, inner, full: tuple, node, frame) -> tuple:
     arguments; what the inner trace read from outside joins the outer one's."""
     inner.require_fresh()
     for index, dependency in enumerate(inner._dependencies):  # the outer code folds them too
-        unroller.dependencies.setdefault(("inner", id(inner), index), dependency)
-    value, *gradients = unroller.inline_function(inner._function, full, {}, node, frame)
+        unroller.outside_reads.dependencies.setdefault(("inner", id(inner), index), dependency)
+    value, *gradients = unroller.calls.inline_function(inner._function, full, {}, node, frame)
     return value, tuple(gradients)
 
 

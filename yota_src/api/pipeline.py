@@ -49,10 +49,11 @@ def build(fn: Callable, args: tuple, wrt_args: frozenset, loops: str = "roll",
     has_aux = has_aux or kind == "jvp"
     with errors_at_user_lines():
         unroller, value, signature = unroll(fn, args, loops=loops)
+        recorder = unroller.recorder
         recorded = _after("trace", _recorded(unroller, value, signature, has_aux, pullback),
-                          verify=True, values=unroller.values)
+                          verify=True, values=recorder.values)
         forward = _after("forward passes", optimize_forward(recorded, loops))
-        tape = differentiate(forward, unroller.values, wrt_args, unroller.input_names, has_aux,
+        tape = differentiate(forward, recorder.values, wrt_args, recorder.input_names, has_aux,
                              pullback)
         if kind in KINDS:
             tape = result_only(tape, kind, min(wrt_args))
@@ -69,7 +70,7 @@ def build(fn: Callable, args: tuple, wrt_args: frozenset, loops: str = "roll",
     if pullback:
         forward = forward.replace(output=forward.output[0])
     return Compiled(function, source, eliminate_dead_code(forward),
-                    tuple(unroller.dependencies.values()) + copied,
+                    tuple(unroller.outside_reads.dependencies.values()) + copied,
                     generators=_generators_drawn(unroller, args),
                     draws=bool(unroller.random_states), holds_output=_holds_output(forward),
                     value=array_library.in_library(values_of(value), library)
@@ -82,10 +83,8 @@ def primal(fn: Callable, args: tuple) -> tuple[Any, Tape]:
     them)."""
     with errors_at_user_lines():
         unroller, value, signature = unroll(fn, args, rewind_draws=False)
-    output = unroller.refs(value, unroller.loc)  # first: a static array returned becomes an op
-    tape = Tape(list(unroller.ops), output, signature)
-    tape = eliminate_dead_code(tape)
-    tape.dependencies = tuple(unroller.dependencies.values())
+    tape = eliminate_dead_code(_tape(unroller, value, signature))
+    tape.dependencies = tuple(unroller.outside_reads.dependencies.values())
     return values_of(value), tape
 
 
@@ -99,12 +98,17 @@ def _recorded(unroller: Unroller, value, signature: Signature, has_aux: bool,
         except ValueError as error:
             error.location = unroller.returned_at
             raise
-    else:
-        if has_aux:
-            require_aux(value, signature, unroller.returned_at)
-        require_scalar(value[0] if has_aux else value, signature, unroller.returned_at)
-        output = unroller.refs(value, unroller.loc)  # first: a static array returned is an op
-    return Tape(list(unroller.ops), output, signature)
+        return Tape(list(unroller.recorder.ops), output, signature)
+    if has_aux:
+        require_aux(value, signature, unroller.returned_at)
+    require_scalar(value[0] if has_aux else value, signature, unroller.returned_at)
+    return _tape(unroller, value, signature)
+
+
+def _tape(unroller: Unroller, value, signature: Signature) -> Tape:
+    """What the trace recorded, computing `value`."""
+    output = unroller.recorder.refs(value, unroller.loc)  # first: a static array returned is an op
+    return Tape(list(unroller.recorder.ops), output, signature)
 
 
 def _after(stage: str, tape: Tape, verify: bool = False, values: dict | None = None) -> Tape:

@@ -46,7 +46,7 @@ def unroll(fn: Callable, args: tuple, rewind_draws: bool = True, loops: str = "r
         unroller.close_generators()  # generators left unfinished, as Python closes them
     if rewind_draws:
         rewind(unroller.random_states)
-    signature.outside = describe_outside(unroller.dependencies.values())
+    signature.outside = describe_outside(unroller.outside_reads.dependencies.values())
     return unroller, value, signature
 
 
@@ -97,8 +97,9 @@ def _traced_arguments(unroller: Unroller, plain: Callable, args: tuple,
         def traced(path, leaf):
             if kind_of(leaf) not in (DIFF, DATA, GENERATOR):
                 return leaf
-            refuse_unsupported(signature.leaf_expression(index, path), leaf)
-            return unroller.input(index, path, leaf, signature.leaf_expression(index, path))
+            expression = signature.leaf_expression(index, path)
+            refuse_unsupported(expression, leaf)
+            return unroller.recorder.input(index, path, leaf, expression)
         return traced
 
     named = named_positional(plain)
@@ -106,5 +107,5 @@ def _traced_arguments(unroller: Unroller, plain: Callable, args: tuple,
                    else rebuild(arg, leaf_value(i)) for i, arg in enumerate(args))
     unroller.lengths = {value.op: (i, counts.Use()) for i, value in enumerate(traced[:named])
                         if isinstance(value, Traced) and np.ndim(value.value) >= 1}
-    unroller.hold(traced)
+    unroller.outside_reads.hold(traced)
     return traced

@@ -355,37 +355,6 @@ class Unroller:
         value = self.run_primitive(fn, values_of(args), values_of(kwargs))
         return self.recorder.record(fn, args, kwargs, value, self.loc, note_views=False)
 
-    # -- what the API stage reads of a trace (api/__init__.py, nested_derivatives.py) --
-    # The rooms' own, by the names the API uses; the trace stage reaches the rooms.
-
-    @property
-    def ops(self) -> list[Op]:
-        return self.recorder.ops
-
-    @property
-    def values(self):
-        return self.recorder.values
-
-    @property
-    def input_names(self) -> dict[Op, str]:
-        return self.recorder.input_names
-
-    def input(self, index: int, path: tuple, value, name: str = "an argument") -> Traced:
-        return self.recorder.input(index, path, value, name)
-
-    def refs(self, structure, loc: Location | None = None):
-        return self.recorder.refs(structure, loc)
-
-    @property
-    def dependencies(self) -> dict:
-        return self.outside_reads.dependencies
-
-    def hold(self, structure) -> None:
-        self.outside_reads.hold(structure)
-
-    def inline_function(self, fn, args, kwargs, node, frame):
-        return self.calls.inline_function(fn, args, kwargs, node, frame)
-
 
 _REWRITES = {
     gast.Yield: "`yield` outside a generator function called by the unrolled code (a "
