@@ -151,7 +151,7 @@ class ControlFlowChanged(ValueError):
 # --- what the user sees ---------------------------------------------------
 
 # The name of the one frame an error placed at the user's line is raised
-# from (api._at_line): the traceback shows the user's file and line there.
+# from (api/user_facing.py): the traceback shows the user's file and line there.
 AT_USER_LINE = "<unrolled by yota-src>"
 
 # yota-src's own files: the package, and its templates wherever they lie

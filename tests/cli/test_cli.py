@@ -684,3 +684,16 @@ def test_gen_makes_the_directories_of_the_output(tmp_path):
     result = run("gen", f"{model}:loss", "--args", f"{model}:example", "-o", str(out))
     assert result.returncode == 0, result.stderr
     assert out.read_text().startswith('"""Gradient of')
+
+
+def test_no_file_of_yota_src_is_taken_for_the_users_line():
+    """A one-line error names the innermost frame of the user's code: every
+    stage's files are yota-src's own, wherever the package lies."""
+    from yota_src import errors
+    from yota_src.cli.failures import _is_user_file
+    from yota_src.codegen import module
+    from yota_src.trace import interpreter
+
+    for own in (interpreter, module, errors):
+        assert not _is_user_file(own.__file__), own.__name__
+    assert _is_user_file(__file__)

@@ -151,3 +151,16 @@ def test_no_module_or_class_is_a_hall():
                 if size > LIMIT_CLASS_LINES:
                     large.append(f"{name}.{node.name}: a class of {size} lines")
     assert not large, "split along its jobs:\n" + "\n".join(large)
+
+
+def test_a_stage_never_hides_a_public_name():
+    """`ys.trace` is the function, though the trace stage is the package
+    `yota_src.trace`: importing the stage's modules first changes nothing."""
+    import subprocess
+
+    code = ("import yota_src.trace.interpreter, yota_src.api.gradients, yota_src.cli.commands\n"
+            "import yota_src as ys\n"
+            "print(all(callable(getattr(ys, name)) or name == 'errors' for name in ys.__all__))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.strip() == "True"

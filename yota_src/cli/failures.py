@@ -71,7 +71,7 @@ _LIBRARY_DIRS = tuple(
     os.path.join(os.path.realpath(directory), "")
     for directory in {*(sysconfig.get_paths()[key] for key in
                         ("stdlib", "platstdlib", "purelib", "platlib")),
-                      os.path.dirname(os.path.abspath(__file__))})
+                      os.path.dirname(os.path.dirname(os.path.abspath(__file__)))})  # yota_src/
 
 
 def _is_user_file(filename: str) -> bool:
