@@ -11,7 +11,7 @@ and a distribution function F(z) (cdf, sf and their logarithms) moves with
 its slope r = dF/dz: r / scale, -r / scale and -r z / scale. pdf is
 exp(logpdf): the same, times the result. A frozen distribution,
 `norm(mu, sigma).logpdf(x)`, is recorded as `norm.logpdf(x, loc=mu,
-scale=sigma)` (yota_src/distributions.py), so it uses these rules too.
+scale=sigma)` (yota_src/core/distributions.py), so it uses these rules too.
 Shape parameters have gradients where the derivative has a closed form (the
 density's); a distribution function's derivative in its shape (the
 incomplete gamma or beta function's) is refused, as in HIPS autograd.

@@ -1,7 +1,7 @@
 """The store behind `ys.grad`: compiled gradients by specialisation, and a
 quick way back to them for the call a training loop makes every step.
 
-The full key (`structs.signature_key`) walks every argument through the
+The full key (`ir.signature.signature_key`) walks every argument through the
 struct machinery and hashes nested tuples: about 1 µs per array and 8 µs for
 a small struct, several times the cost of the generated code on small
 inputs. So each function also keeps a short list of *checks*, one per

@@ -86,7 +86,7 @@ class Input(Op):
     def __init__(self, index: int, path: tuple, shape, dtype, scalar: bool):
         super().__init__(shape, dtype, None, depends=True)
         self.index = index
-        self.path = path  # ((ATTR|ITEM, key), ...); see structs.py
+        self.path = path  # ((ATTR|ITEM, key), ...); see core/values.py
         self.scalar = scalar  # a Python float rather than an array
 
 
@@ -262,7 +262,7 @@ class Tape:
                  origins: dict | None = None, free_counts: frozenset = frozenset()):
         self.ops = ops
         self.output = output
-        self.signature = signature  # structs.Signature: what the tape is specialised to
+        self.signature = signature  # signature.Signature: what the tape is specialised to
         self.n_forward = len(ops) if n_forward is None else n_forward
         # what the trace read from outside the arguments (specialisation.Dependency)
         self.dependencies = dependencies
