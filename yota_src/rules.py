@@ -30,7 +30,7 @@ from yota_src.core.registry import (
     registered,
     template_for,
 )
-from yota_src.trace.traced import is_static
+from yota_src.tracing.traced import is_static
 
 __all__ = ["adjoint", "nondifferentiable", "nodiff", "refused", "is_static", "primitives",
            "parameter_names", "template_for", "is_nondifferentiable", "registered",

@@ -181,4 +181,4 @@ def test_the_innermost_frame_of_the_traceback_is_the_users_line():
         ys.grad(uses_i0, np.ones(3))
     frames = traceback.extract_tb(error.value.__traceback__)
     assert frames[-1].filename.endswith("test_errors.py") and frames[-1].lineno == 11
-    assert not any("yota_src/trace/" in frame.filename.replace("\\", "/") for frame in frames)
+    assert not any("yota_src/tracing/" in frame.filename.replace("\\", "/") for frame in frames)

@@ -692,7 +692,7 @@ def test_no_file_of_yota_src_is_taken_for_the_users_line():
     from yota_src import errors
     from yota_src.cli.failures import _is_user_file
     from yota_src.codegen import module
-    from yota_src.trace import interpreter
+    from yota_src.tracing import interpreter
 
     for own in (interpreter, module, errors):
         assert not _is_user_file(own.__file__), own.__name__

@@ -129,7 +129,7 @@ def test_verify_compares_shapes_with_recorded_values(args):
 
 def test_every_pass_leaves_its_input_tape_as_it_was(args):
     from yota_src import passes
-    from yota_src.api.tracing import unroll
+    from yota_src.api.unrolling import unroll
     from yota_src.differentiate.sweep import differentiate
     from yota_src.ir.tape import Tape
 

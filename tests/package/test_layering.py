@@ -7,6 +7,7 @@ import its own stage and the stages below it, never one above.
 """
 
 import ast
+import os
 import pathlib
 import sys
 
@@ -15,8 +16,10 @@ PACKAGE = "yota_src"
 
 # lowest first; `rules` is the module a rule author imports, `templates` its
 # plugins (the registry loads them by name, so no stage imports them)
-STAGES = ("version", "errors", "core", "ir", "passes", "trace", "rules", "templates",
+STAGES = ("version", "errors", "core", "ir", "passes", "tracing", "rules", "templates",
           "differentiate", "codegen", "api", "cli", "")  # "": yota_src itself, __main__
+
+REGISTRY = "yota_src.core.registry"  # loads the templates, its plugins, by name
 
 LIMIT_MODULE_LINES = 800
 LIMIT_CLASS_LINES = 600
@@ -31,11 +34,21 @@ def module_name(path: pathlib.Path) -> str:
 
 
 def modules() -> dict[str, pathlib.Path]:
-    return {module_name(path): path for path in sorted(ROOT.rglob("*.py"))}
+    """Every module of the package, yota_src/templates (a link to templates/
+    beside it) included."""
+    found = {}
+    for directory, _, files in os.walk(ROOT, followlinks=True):
+        for file in files:
+            if file.endswith(".py"):
+                path = pathlib.Path(directory) / file
+                found[module_name(path)] = path
+    return dict(sorted(found.items()))
 
 
 def imported(name: str, path: pathlib.Path, known: dict) -> dict[str, int]:
-    """The yota_src modules `name` imports (module -> first line), at any depth."""
+    """The yota_src modules `name` imports (module -> first line), at any
+    depth: import statements, and a string that names a module (what
+    `importlib.import_module` and `__import__` take)."""
     found: dict[str, int] = {}
     is_package = path.name == "__init__.py"
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
@@ -50,6 +63,9 @@ def imported(name: str, path: pathlib.Path, known: dict) -> dict[str, int]:
                 base = ".".join(here + ([node.module] if node.module else []))
             targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
                        for alias in node.names]
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and node.value in known:  # importlib.import_module("yota_src.x"), __import__
+            targets = [node.value]
         for target in targets:
             while target and target not in known:
                 target = target.rpartition(".")[0]
@@ -66,8 +82,14 @@ def stage(name: str) -> str:
 
 
 def graph() -> dict[str, dict[str, int]]:
+    """Who imports whom, but the registry's load of its plugins: the
+    templates, imported by name the first time a rule is looked up, once
+    every stage is loaded (core/registry.py)."""
     known = modules()
-    return {name: imported(name, path, known) for name, path in known.items()}
+    edges = {name: imported(name, path, known) for name, path in known.items()}
+    edges[REGISTRY] = {target: line for target, line in edges[REGISTRY].items()
+                       if stage(target) != "templates"}
+    return edges
 
 
 def cycles(edges: dict[str, dict[str, int]]) -> list[list[str]]:
@@ -154,13 +176,31 @@ def test_no_module_or_class_is_a_hall():
 
 
 def test_a_stage_never_hides_a_public_name():
-    """`ys.trace` is the function, though the trace stage is the package
-    `yota_src.trace`: importing the stage's modules first changes nothing."""
+    """`ys.trace` is the function (the trace stage is `yota_src.tracing`), and
+    every public name stays what it is whatever stage modules were imported
+    first."""
     import subprocess
 
-    code = ("import yota_src.trace.interpreter, yota_src.api.gradients, yota_src.cli.commands\n"
+    code = ("import yota_src.tracing.interpreter, yota_src.api.gradients, yota_src.cli.commands\n"
             "import yota_src as ys\n"
             "print(all(callable(getattr(ys, name)) or name == 'errors' for name in ys.__all__))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True)
     assert result.stdout.strip() == "True"
+
+
+def test_the_registry_loads_its_plugins_by_name():
+    """The one import against the stage order is by design, and stays the one."""
+    known = modules()
+    loads = {target for target in imported(REGISTRY, known[REGISTRY], known)
+             if stage(target) == "templates"}
+    assert loads == {"yota_src.templates"}
+
+
+def test_templates_import_only_the_rule_authors_module():
+    """A template reads like one a user writes: `yota_src.rules` is all of
+    ours it imports (besides the other templates)."""
+    wrong = {name: sorted(target for target in targets
+                          if stage(target) not in ("templates", "rules"))
+             for name, targets in graph().items() if stage(name) == "templates"}
+    assert not {name: targets for name, targets in wrong.items() if targets}

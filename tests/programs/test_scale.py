@@ -14,7 +14,7 @@ import yota_src as ys
 from yota_src.codegen import LITERAL_LIMIT
 from yota_src.codegen.module import ModuleWriter
 from yota_src.errors import UnsaveableError
-from yota_src.trace.traced import ExampleValues
+from yota_src.tracing.traced import ExampleValues
 
 
 def recurrence(x, steps):

@@ -19,7 +19,7 @@ import numpy as np
 
 from yota_src.core.values import DIFF, GENERATOR, flatten, kind_of
 from yota_src.errors import NoDiffRuleError
-from yota_src.trace.source import unwrap
+from yota_src.tracing.source import unwrap
 
 
 def target(f, args: tuple) -> tuple[Callable, tuple, int]:

@@ -31,7 +31,7 @@ import numpy as np
 from yota_src.api.arguments import generators_in
 from yota_src.core.values import kind_of
 from yota_src.errors import ControlFlowChanged
-from yota_src.trace import random_states, rewind
+from yota_src.tracing import random_states, rewind
 
 _MAX_CHECKS = 8  # per function: shapes a training loop alternates between
 _MAX_DEPTH = 24  # nesting a check spells out; deeper arguments use the full key

@@ -17,7 +17,7 @@ from yota_src.api.arguments import generators_in
 from yota_src.api.gradients import grad
 from yota_src.api.user_facing import user_facing as _user_facing  # "_": pdoc hides it
 from yota_src.core.values import DIFF, flatten, get_path, is_array, kind_of, rebuild, user_path
-from yota_src.trace import array_library, random_states, rewind
+from yota_src.tracing import array_library, random_states, rewind
 
 
 @_user_facing

@@ -12,7 +12,7 @@ import numpy as np
 from yota_src.core.values import is_array
 from yota_src.differentiate import cotangents
 from yota_src.ir.signature import Signature
-from yota_src.trace.traced import values_of
+from yota_src.tracing.traced import values_of
 
 
 def require_aux(value, signature: Signature, returned_at) -> None:

@@ -21,8 +21,8 @@ from yota_src.api.gradients import grad, simplegrad, vjp
 from yota_src.api.results import GradFunction, Pullback
 from yota_src.core.values import kind_of
 from yota_src.errors import UnsupportedSyntaxError
-from yota_src.trace import Unroller, UserFunction
-from yota_src.trace.traced import Traced
+from yota_src.tracing import Unroller, UserFunction
+from yota_src.tracing.traced import Traced
 
 
 def install() -> None:

@@ -23,8 +23,8 @@ from yota_src import codegen, passes
 from yota_src.api.arguments import generators_in
 from yota_src.api.loss import require_aux, require_scalar
 from yota_src.api.results import Compiled
-from yota_src.api.tracing import unroll
 from yota_src.api.transform_tapes import KINDS, result_only, without_cotangent
+from yota_src.api.unrolling import unroll
 from yota_src.api.user_facing import errors_at_user_lines
 from yota_src.codegen import loader
 from yota_src.core.primitives import is_output
@@ -33,8 +33,8 @@ from yota_src.differentiate.sweep import differentiate
 from yota_src.ir.signature import Signature
 from yota_src.ir.tape import Call, Tape
 from yota_src.passes import eliminate_dead_code, optimize, optimize_forward
-from yota_src.trace import Unroller, array_library
-from yota_src.trace.traced import values_of
+from yota_src.tracing import Unroller, array_library
+from yota_src.tracing.traced import values_of
 
 DUMP = os.environ.get("YOTA_SRC_DUMP") == "1"
 

@@ -27,7 +27,7 @@ from yota_src.api.results import GradFunction
 from yota_src.api.user_facing import user_facing as _user_facing  # "_": pdoc hides it
 from yota_src.core.primitives import display_name
 from yota_src.differentiate import cotangents
-from yota_src.trace import array_library
+from yota_src.tracing import array_library
 
 
 @_user_facing

@@ -33,7 +33,7 @@ from yota_src.codegen.names import function_name
 from yota_src.codegen.outside_reads import LITERAL_LIMIT
 from yota_src.codegen.spelling import CodegenError
 from yota_src.ir.tape import Tape
-from yota_src.trace import array_library
+from yota_src.tracing import array_library
 
 __all__ = ["LINE_LIMIT", "LITERAL_LIMIT", "CodegenError", "compile_forward", "function_name",
            "generate", "module_source"]

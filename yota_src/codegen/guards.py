@@ -45,7 +45,7 @@ from yota_src.core.values import (
 from yota_src.ir.loops import is_loop
 from yota_src.ir.signature import Container
 from yota_src.ir.tape import Guard, Tape
-from yota_src.trace import array_library
+from yota_src.tracing import array_library
 
 
 class Guards:

@@ -26,7 +26,7 @@ from yota_src.codegen.statements import StatementWriter
 from yota_src.codegen.work_arrays import WorkArrays
 from yota_src.core.values import describe_value
 from yota_src.ir.tape import Tape
-from yota_src.trace import array_library
+from yota_src.tracing import array_library
 
 _WHAT = {"gradient": "Gradient", "vjp": "Vector-Jacobian product", "forward": "Forward pass",
          "hvp": "Hessian-vector product", "jvp": "Jacobian-vector product"}

@@ -17,7 +17,7 @@ from yota_src.codegen.spelling import CodegenError, Speller, has_nan, parse_expr
 from yota_src.core.values import ATTR, describe_dtype, is_attribute_name
 from yota_src.ir.signature import Signature
 from yota_src.ir.tape import Const
-from yota_src.trace import array_library
+from yota_src.tracing import array_library
 
 # Most elements an array from outside the arguments may have to be written
 # into the module as a literal (about 5 kB of text); a larger one is read

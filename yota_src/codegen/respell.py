@@ -14,7 +14,7 @@ import io
 import tokenize
 
 from yota_src.errors import UnsupportedSyntaxError
-from yota_src.trace.array_library import CUPY
+from yota_src.tracing.array_library import CUPY
 
 # Host spellings whose device counterpart has another name, or another
 # module: CuPy has no ufunc.at in older versions, and cupyx.scatter_add

@@ -27,7 +27,7 @@ from yota_src.core.values import ATTR, describe_value, is_attribute_name, path_e
 from yota_src.errors import UnsupportedSyntaxError
 from yota_src.ir.signature import Signature
 from yota_src.ir.tape import Call, Const, Op
-from yota_src.trace import array_library
+from yota_src.tracing import array_library
 
 _BINARY = operators.to_node(ast, "binary")
 _COMPARE = {**operators.to_node(ast, "compare"), operator.is_: ast.Is}

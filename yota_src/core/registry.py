@@ -34,6 +34,10 @@ import numpy as np
 from yota_src.core.compiled_text import run_registered
 from yota_src.core.primitives import display_name
 
+# The plugins: the package of built-in templates, imported by name the first
+# time a table is read (the tracer decides by it which functions to unroll).
+TEMPLATES = "yota_src.templates"
+
 _templates: dict = {}
 _nondifferentiable: set = set()
 _nodiff_args: dict = {}
@@ -46,11 +50,11 @@ _loading = threading.RLock()
 # has imported the module it covers: yota-src itself never imports SciPy, and
 # code that uses scipy.special has imported it before any of its calls is traced.
 OPTIONAL_FAMILIES = {
-    "scipy.special": "yota_src.templates.scipy_special",
-    "scipy.stats": "yota_src.templates.scipy_stats",
-    "scipy.signal": "yota_src.templates.scipy_signal",
-    "scipy.linalg": "yota_src.templates.scipy_linalg",
-    "scipy.integrate": "yota_src.templates.scipy_integrate",
+    "scipy.special": f"{TEMPLATES}.scipy_special",
+    "scipy.stats": f"{TEMPLATES}.scipy_stats",
+    "scipy.signal": f"{TEMPLATES}.scipy_signal",
+    "scipy.linalg": f"{TEMPLATES}.scipy_linalg",
+    "scipy.integrate": f"{TEMPLATES}.scipy_integrate",
 }
 _waiting = dict(OPTIONAL_FAMILIES)  # module -> family not loaded yet
 
@@ -188,7 +192,7 @@ def _load() -> None:
         return
     with _loading:
         if not _loaded:
-            importlib.import_module("yota_src.templates")
+            importlib.import_module(TEMPLATES)
             _loaded = True
         for module, family in list(_waiting.items()):
             if module in sys.modules:

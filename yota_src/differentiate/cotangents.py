@@ -16,8 +16,8 @@ import numpy as np
 from yota_src.core import nested
 from yota_src.core.values import rebuild
 from yota_src.ir.signature import Signature
-from yota_src.trace import Unroller, array_library
-from yota_src.trace.traced import Traced
+from yota_src.tracing import Unroller, array_library
+from yota_src.tracing.traced import Traced
 
 
 def attach(unroller: Unroller, signature: Signature, value) -> tuple[Signature, tuple]:

@@ -23,7 +23,7 @@ from yota_src.differentiate.propagate import accumulate, active_ops, plus, propa
 from yota_src.differentiate.template_driver import TemplateDriver
 from yota_src.ir.loops import CARRIED, COUNTER, OUTSIDE, Loop, Param
 from yota_src.ir.tape import Call, Op, iter_refs, map_refs, operands
-from yota_src.trace.traced import Traced, values_of
+from yota_src.tracing.traced import Traced, values_of
 
 
 @dataclass

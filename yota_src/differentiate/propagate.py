@@ -20,7 +20,7 @@ from yota_src.differentiate.template_driver import TemplateDriver
 from yota_src.errors import NoDiffRuleError
 from yota_src.ir import contexts
 from yota_src.ir.tape import Call, Const, Op, map_refs, operands
-from yota_src.trace.traced import Traced, traced_in, values_of
+from yota_src.tracing.traced import Traced, traced_in, values_of
 
 
 class Known:

@@ -17,7 +17,7 @@ from yota_src.differentiate.propagate import Known, active_ops, plus, propagate
 from yota_src.differentiate.template_driver import TemplateDriver
 from yota_src.ir.tape import Call, Input, Op, Tape
 from yota_src.passes.rewrite import rewrite
-from yota_src.trace.traced import Traced
+from yota_src.tracing.traced import Traced
 
 
 def differentiate(tape: Tape, values, wrt_args: frozenset,

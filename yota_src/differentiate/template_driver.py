@@ -17,9 +17,9 @@ import gast
 from yota_src.errors import Location
 from yota_src.ir import contexts
 from yota_src.ir.tape import Call, Op
-from yota_src.trace import Frame, Unroller, signature_of
-from yota_src.trace.source import closure_cells, function_source
-from yota_src.trace.traced import Traced
+from yota_src.tracing import Frame, Unroller, signature_of
+from yota_src.tracing.source import closure_cells, function_source
+from yota_src.tracing.traced import Traced
 
 
 class TemplateDriver:

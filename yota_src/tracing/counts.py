@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import gast
 
-from yota_src.trace.traced import Traced
+from yota_src.tracing.traced import Traced
 
 
 class Use:

@@ -15,9 +15,9 @@ import numpy as np
 from yota_src.core import distributions, primitives
 from yota_src.core.values import is_array
 from yota_src.errors import MutationError, UnsupportedSyntaxError
-from yota_src.trace.array_methods import ArrayMethod
-from yota_src.trace.ownership import inlinable
-from yota_src.trace.traced import Traced, give_name, has_traced
+from yota_src.tracing.array_methods import ArrayMethod
+from yota_src.tracing.ownership import inlinable
+from yota_src.tracing.traced import Traced, give_name, has_traced
 
 SEQUENCES = (list, tuple, str, range)  # indexed by position: a traced index is an int
 

@@ -9,8 +9,8 @@ import operator
 
 from yota_src.core import operators, primitives
 from yota_src.ir.tape import Call, Const, Input, Op
-from yota_src.trace.source import node_text
-from yota_src.trace.traced import Traced
+from yota_src.tracing.source import node_text
+from yota_src.tracing.traced import Traced
 
 
 class Decisions:

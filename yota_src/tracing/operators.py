@@ -11,9 +11,9 @@ import types
 import numpy as np
 
 from yota_src.errors import SourceUnavailableError
-from yota_src.trace.ownership import holds_traced, inlinable, module_of, user_instance
-from yota_src.trace.source import function_source
-from yota_src.trace.traced import Traced, has_traced
+from yota_src.tracing.ownership import holds_traced, inlinable, module_of, user_instance
+from yota_src.tracing.source import function_source
+from yota_src.tracing.traced import Traced, has_traced
 
 _MIRRORED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
 _OPERATOR_NAMES = {"add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow",

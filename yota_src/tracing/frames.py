@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import builtins
 
-from yota_src.trace.source import FunctionSource
+from yota_src.tracing.source import FunctionSource
 
 GLOBAL, BUILTIN = "global", "builtin"
 

@@ -11,10 +11,10 @@ import gast
 
 from yota_src.core import operators, primitives
 from yota_src.errors import Location
-from yota_src.trace.generators import UnrolledGenerator
-from yota_src.trace.ownership import holds_traced
-from yota_src.trace.source import node_text
-from yota_src.trace.traced import Traced, has_traced
+from yota_src.tracing.generators import UnrolledGenerator
+from yota_src.tracing.ownership import holds_traced
+from yota_src.tracing.source import node_text
+from yota_src.tracing.traced import Traced, has_traced
 
 BINARY = operators.by_node(gast, "binary")
 UNARY = operators.by_node(gast, "unary")

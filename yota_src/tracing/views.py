@@ -27,7 +27,7 @@ import numpy as np
 
 from yota_src.core import nested, primitives
 from yota_src.errors import MutationError
-from yota_src.trace.traced import Traced, traced_in, values_of
+from yota_src.tracing.traced import Traced, traced_in, values_of
 
 
 class View:

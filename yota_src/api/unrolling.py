@@ -19,9 +19,9 @@ from yota_src.core.values import DATA, DIFF, GENERATOR, kind_of, rebuild
 from yota_src.errors import SourceUnavailableError
 from yota_src.ir.signature import Signature, signature_key
 from yota_src.ir.specialisation import describe_outside
-from yota_src.trace import Unroller, array_library, counts, inlinable, rewind
-from yota_src.trace.source import function_source, unwrap
-from yota_src.trace.traced import Traced
+from yota_src.tracing import Unroller, array_library, counts, inlinable, rewind
+from yota_src.tracing.source import function_source, unwrap
+from yota_src.tracing.traced import Traced
 
 
 def unroll(fn: Callable, args: tuple, rewind_draws: bool = True, loops: str = "roll"):

@@ -17,11 +17,11 @@ import numpy as np
 from yota_src.core import operators
 from yota_src.errors import LoopEntry, MutationError, UnsupportedSyntaxError, YotaError
 from yota_src.ir import contexts
-from yota_src.trace import counts, rolling
-from yota_src.trace.frames import Break, Continue, Return
-from yota_src.trace.ownership import user_instance
-from yota_src.trace.source import node_text
-from yota_src.trace.traced import Traced, give_name
+from yota_src.tracing import counts, rolling
+from yota_src.tracing.frames import Break, Continue, Return
+from yota_src.tracing.ownership import user_instance
+from yota_src.tracing.source import node_text
+from yota_src.tracing.traced import Traced, give_name
 
 BINARY = operators.by_node(gast, "binary")
 KNOWN_CONTEXTS = (np.errstate, contextlib.nullcontext, warnings.catch_warnings)

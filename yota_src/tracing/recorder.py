@@ -18,8 +18,8 @@ from yota_src.core import nested, primitives
 from yota_src.core.values import is_array
 from yota_src.errors import Location, NoDiffRuleError, UnsupportedSyntaxError
 from yota_src.ir.tape import Call, Const, Guard, Input, Op, shape_and_dtype
-from yota_src.trace import array_library
-from yota_src.trace.traced import ExampleValues, Traced, traced_in, values_of
+from yota_src.tracing import array_library
+from yota_src.tracing.traced import ExampleValues, Traced, traced_in, values_of
 
 
 class NotCarried(UnsupportedSyntaxError):

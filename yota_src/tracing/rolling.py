@@ -19,7 +19,7 @@ import operator
 from yota_src.errors import ControlFlowChanged
 from yota_src.ir.tape import Tape
 from yota_src.passes.roll import _next_run, _planned
-from yota_src.trace.traced import Traced
+from yota_src.tracing.traced import Traced
 
 SETTLED = 3  # matching iterations
 LEFT = 8  # iterations still to run, for rolling to be worth it

@@ -7,11 +7,11 @@ from outside the arguments kept as part of the specialisation. Other stages
 reach it through the names below.
 """
 
-from yota_src.trace.calls import UserFunction, signature_of
-from yota_src.trace.frames import Frame
-from yota_src.trace.interpreter import Unroller
-from yota_src.trace.ownership import inlinable
-from yota_src.trace.random_draws import random_states, rewind
+from yota_src.tracing.calls import UserFunction, signature_of
+from yota_src.tracing.frames import Frame
+from yota_src.tracing.interpreter import Unroller
+from yota_src.tracing.ownership import inlinable
+from yota_src.tracing.random_draws import random_states, rewind
 
 __all__ = ["Frame", "Unroller", "UserFunction", "inlinable", "random_states", "rewind",
            "signature_of"]

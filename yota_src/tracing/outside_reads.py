@@ -20,9 +20,9 @@ from yota_src.core.compiled_text import GENERATED
 from yota_src.core.values import ATTR, ITEM, children, is_array, kind_of
 from yota_src.errors import MutationError
 from yota_src.ir.specialisation import MISSING, dependency, describe, is_plain_data, snapshot
-from yota_src.trace.frames import BUILTIN, GLOBAL
-from yota_src.trace.ownership import OPAQUE_PACKAGES, module_of, outside_by_nature
-from yota_src.trace.traced import Traced, has_traced
+from yota_src.tracing.frames import BUILTIN, GLOBAL
+from yota_src.tracing.ownership import OPAQUE_PACKAGES, module_of, outside_by_nature
+from yota_src.tracing.traced import Traced, has_traced
 
 
 class OutsideReads:

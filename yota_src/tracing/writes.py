@@ -13,8 +13,8 @@ import numpy as np
 from yota_src.core import primitives
 from yota_src.errors import MutationError
 from yota_src.ir.tape import Const, Input
-from yota_src.trace.source import node_text
-from yota_src.trace.traced import Traced, has_traced, traced_in, values_of
+from yota_src.tracing.source import node_text
+from yota_src.tracing.traced import Traced, has_traced, traced_in, values_of
 
 # `ufunc.at` that is an accumulation, recorded functionally as index_add: the
 # sign the values are added with.

@@ -7,9 +7,10 @@ from __future__ import annotations
 import sys
 import types
 
+from yota_src.core.registry import TEMPLATES
 from yota_src.core.values import children, kind_of
-from yota_src.trace.source import unwrap
-from yota_src.trace.traced import Traced
+from yota_src.tracing.source import unwrap
+from yota_src.tracing.traced import Traced
 
 # Functions from these packages are primitives (recorded), never inlined.
 # Libraries whose functions are run, not unrolled (logging and warnings: their
@@ -18,6 +19,7 @@ OPAQUE_PACKAGES = {"numpy", "cupy", "scipy", "math", "builtins", "operator", "fu
                    "itertools", "jax", "torch", "logging", "warnings"}
 STANDARD_LIBRARY = frozenset(getattr(sys, "stdlib_module_names", ())) - {"__main__"}
 NATIVE_PACKAGES = OPAQUE_PACKAGES | STANDARD_LIBRARY  # their code runs natively, not unrolled
+OURS = __name__.partition(".")[0]  # yota_src: our own code runs natively, but for templates
 
 
 def module_of(value) -> str:
@@ -33,8 +35,8 @@ def inlinable(fn) -> bool:
     if not isinstance(fn, types.FunctionType) or fn.__code__.co_filename.startswith("<frozen"):
         return False  # a frozen module's (os.environ's methods) has no source: run natively
     module = module_of(fn)
-    if module.split(".")[0] == "yota_src":  # its own code runs natively, but for templates
-        return module.startswith("yota_src.templates")
+    if module.split(".")[0] == OURS:  # its own code runs natively, but for templates
+        return module.startswith(TEMPLATES)
     # the standard library runs natively too: its arithmetic and decisions on traced
     # values go through their protocols (traced.py), its errors name the user's line
     return module.split(".")[0] not in NATIVE_PACKAGES
@@ -44,7 +46,7 @@ def user_kernel(fn) -> bool:
     """A user's function called from a user's rule (conv_grad_data): recorded as
     a call, as the rule says, rather than unrolled."""
     module = module_of(unwrap(fn))
-    return inlinable(fn) and not module.startswith("yota_src")
+    return inlinable(fn) and not module.startswith(OURS)  # nor a generated module
 
 
 def own_api(fn) -> bool:
@@ -53,8 +55,7 @@ def own_api(fn) -> bool:
         return False  # a namedtuple class made while unrolling takes our module's name
     module = module_of(fn) if isinstance(fn, (types.FunctionType, type)) \
         else module_of(type(fn))
-    return (module or "").startswith("yota_src.") \
-        and not module.startswith("yota_src.templates")
+    return (module or "").split(".")[0] == OURS and not module.startswith(TEMPLATES)
 
 
 def user_instance(value) -> bool:

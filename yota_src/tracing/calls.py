@@ -26,16 +26,16 @@ from yota_src.core import distributions, primitives, registry
 from yota_src.core.values import is_array
 from yota_src.errors import UnsupportedSyntaxError, YotaError
 from yota_src.ir.tape import Call
-from yota_src.trace import array_library
-from yota_src.trace.array_methods import ArrayMethod
-from yota_src.trace.builtin_calls import builtin_handler, routed
-from yota_src.trace.container_changes import contents, restore, unchanged
-from yota_src.trace.frames import Frame, Return
-from yota_src.trace.generators import UnrolledGenerator, is_generator_function
-from yota_src.trace.ownership import inlinable, module_of, own_api, user_kernel
-from yota_src.trace.recorder import NotCarried
-from yota_src.trace.source import FunctionSource, closure_cells, function_source, unwrap
-from yota_src.trace.traced import Traced, give_name, has_traced, traced_in, values_of
+from yota_src.tracing import array_library
+from yota_src.tracing.array_methods import ArrayMethod
+from yota_src.tracing.builtin_calls import builtin_handler, routed
+from yota_src.tracing.container_changes import contents, restore, unchanged
+from yota_src.tracing.frames import Frame, Return
+from yota_src.tracing.generators import UnrolledGenerator, is_generator_function
+from yota_src.tracing.ownership import inlinable, module_of, own_api, user_kernel
+from yota_src.tracing.recorder import NotCarried
+from yota_src.tracing.source import FunctionSource, closure_cells, function_source, unwrap
+from yota_src.tracing.traced import Traced, give_name, has_traced, traced_in, values_of
 
 # builtins that change no state when called (next(it) advances an iterator)
 _PURE_BUILTINS = {len, range, float, int, abs, min, max, sum, isinstance, issubclass, zip,

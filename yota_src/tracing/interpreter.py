@@ -37,25 +37,25 @@ from yota_src.errors import (
 )
 from yota_src.ir.loops import Loop
 from yota_src.ir.tape import Op
-from yota_src.trace import counts
-from yota_src.trace.access import Access
-from yota_src.trace.array_methods import ArrayMethod, ArrayMethods
-from yota_src.trace.calls import Calls, UserFunction
-from yota_src.trace.container_changes import contents, unchanged
-from yota_src.trace.decisions import Decisions
-from yota_src.trace.expressions import Expressions
-from yota_src.trace.frames import Break, Continue, Return
-from yota_src.trace.generators import UnrolledGenerator
-from yota_src.trace.operators import Operators
-from yota_src.trace.outside_reads import NoOutsideReads, OutsideReads
-from yota_src.trace.ownership import user_kernel
-from yota_src.trace.random_draws import random_state
-from yota_src.trace.recorder import Recorder
-from yota_src.trace.source import node_text
-from yota_src.trace.statements import Statements
-from yota_src.trace.traced import Traced, has_traced, traced_in, values_of
-from yota_src.trace.views import Views
-from yota_src.trace.writes import Writes
+from yota_src.tracing import counts
+from yota_src.tracing.access import Access
+from yota_src.tracing.array_methods import ArrayMethod, ArrayMethods
+from yota_src.tracing.calls import Calls, UserFunction
+from yota_src.tracing.container_changes import contents, unchanged
+from yota_src.tracing.decisions import Decisions
+from yota_src.tracing.expressions import Expressions
+from yota_src.tracing.frames import Break, Continue, Return
+from yota_src.tracing.generators import UnrolledGenerator
+from yota_src.tracing.operators import Operators
+from yota_src.tracing.outside_reads import NoOutsideReads, OutsideReads
+from yota_src.tracing.ownership import user_kernel
+from yota_src.tracing.random_draws import random_state
+from yota_src.tracing.recorder import Recorder
+from yota_src.tracing.source import node_text
+from yota_src.tracing.statements import Statements
+from yota_src.tracing.traced import Traced, has_traced, traced_in, values_of
+from yota_src.tracing.views import Views
+from yota_src.tracing.writes import Writes
 
 _COUNTS = (counts.TripCount, counts.Counter)
 # Primitives whose result's shape depends on the values, not just the shapes.

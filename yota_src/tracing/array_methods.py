@@ -11,7 +11,7 @@ import numpy as np
 
 from yota_src.core import primitives
 from yota_src.errors import MutationError, UnsupportedSyntaxError
-from yota_src.trace.traced import Traced, values_of
+from yota_src.tracing.traced import Traced, values_of
 
 ARRAY_METHODS = {
     name: getattr(np, name) for name in (

@@ -17,7 +17,7 @@ import numpy as np
 
 from yota_src.errors import UnsupportedSyntaxError
 from yota_src.ir import contexts
-from yota_src.trace.traced import Traced, has_traced, is_static, values_of
+from yota_src.tracing.traced import Traced, has_traced, is_static, values_of
 
 
 def _len(unroller, args, kwargs, node, frame):
