@@ -34,8 +34,7 @@ def unroll(fn: Callable, args: tuple, rewind_draws: bool = True, loops: str = "r
     source = function_source(plain)
     check_call(plain, args, source)
     signature, args = _signature(plain, args, source)
-    unroller = Unroller()
-    unroller.roll = loops == "roll"  # a loop may become a loop op while traced
+    unroller = Unroller(roll=loops == "roll")  # a loop may become a loop op while traced
     traced = _traced_arguments(unroller, plain, args, signature)
     try:
         value = unroller.call_function(plain, traced, {})

@@ -53,7 +53,7 @@ def propagate_loop(driver: TemplateDriver, known, op: Call, dy, active: set, gra
     dy = list(dy) if isinstance(dy, (list, tuple)) else [None] * len(loop.output_types())
     n_carried = len(loop.carried)
     body_active = _active_body(loop, [a in active for a in op.args[:n_carried]],
-                               [a in active for a in op.args[n_carried:]], active_ops)
+                               [a in active for a in op.args[n_carried:]])
     built = _Reverse(driver, known, loop, body_active).build(dy)
     if built is None:
         return
@@ -114,7 +114,7 @@ def _product(driver: TemplateDriver, loop: Loop, values: list, stack, rows: Para
                             (driver.primitive(primitives.T, (stack,), {}), array), {})
 
 
-def _active_body(loop: Loop, carried: list, outside: list, active_ops) -> set:
+def _active_body(loop: Loop, carried: list, outside: list) -> set:
     """The body's values on the gradient path: a carried variable is where it
     starts from one, or where the body makes it from one."""
     while True:

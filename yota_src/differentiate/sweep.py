@@ -29,15 +29,15 @@ def differentiate(tape: Tape, values, wrt_args: frozenset,
     inputs, cotangents.py): the same ops, then the reverse sweep's, returning
     `(value, gradient per positional argument...)` (not the cotangent's).
     The gradient ops are labelled with the ops they are the gradients of,
-    for the naming pass.
+    for naming (codegen/names.py).
 
     `values` holds the example value of forward ops (an op a forward pass
     made is computed from its operands): the templates compute on them, so
     static helpers fold as they did when the primal was unrolled. A template
     driver (template_driver.py) records the new ops; `tape` is not changed.
     """
-    driver = TemplateDriver(dict(input_names or {}))
-    driver.any_rows = {op for op in tape.inputs if op.index in tape.free_counts and op.shape}
+    driver = TemplateDriver(dict(input_names or {}), frozenset(
+        op for op in tape.inputs if op.index in tape.free_counts and op.shape))
     known = Known(values, tape.origins)
     wrt = {op for op in tape.inputs if op.index in wrt_args and op.differentiable}
     if pullback:

@@ -25,7 +25,7 @@ from yota_src.tracing.traced import Traced
 class TemplateDriver:
     """Runs templates and records the gradient ops they compute."""
 
-    def __init__(self, input_names: dict | None = None):
+    def __init__(self, input_names: dict | None = None, any_rows: frozenset = frozenset()):
         self.interpreter = Unroller(user_code=False)
         self.recorder = self.interpreter.recorder
         # each input's expression (the forward trace's), for guard and error messages
@@ -34,7 +34,7 @@ class TemplateDriver:
         # forward loop call -> the call that also stacks what its adjoint reads (loop_adjoint.py)
         self.resaved: dict[Call, Call] = {}
         # array arguments a trip count is read from: any number of rows, gradients made like them
-        self.any_rows: set[Op] = set()
+        self.any_rows = any_rows
 
     @property
     def loc(self) -> Location | None:

@@ -250,7 +250,7 @@ class Tape:
     tape; `(result, gradients...)` for a gradient tape.
     `n_forward` counts the ops that belong to the primal.
 
-    `origins` and `labels` say what an op stands for, for the naming pass: a string is a
+    `origins` and `labels` say what an op stands for, for naming (codegen/names.py): a string is a
     name of the user's (carried to an op that took the place of a named one),
     an op means "the gradient of that op". An op without a label is known by
     its own `hint`, if any. Passes never change an op they did not create;

@@ -21,7 +21,7 @@ from yota_src.passes.outputs import new_result
 from yota_src.passes.rewrite import rewrite
 
 MIN_BYTES = 1 << 17
-_UFUNCS = {operator.add: np.add, operator.sub: np.subtract, operator.mul: np.multiply,
+UFUNCS = {operator.add: np.add, operator.sub: np.subtract, operator.mul: np.multiply,
            operator.truediv: np.divide, operator.neg: np.negative, operator.pos: np.positive}
 _COMMUTATIVE = (np.add, np.multiply)
 
@@ -63,7 +63,7 @@ def update_in_place(tape: Tape) -> Tape:
 
 def _ufunc(op: Op):
     """The ufunc an elementwise op is, if it can write into an operand."""
-    return ufunc_of(op, _UFUNCS)
+    return ufunc_of(op, UFUNCS)
 
 
 def ufunc_of(op: Op, spelled: dict):
@@ -83,7 +83,7 @@ def _fresh(op, targets: dict) -> bool:
         return False
     if op in targets:
         return True
-    return not op.kwargs and (isinstance(op.fn, np.ufunc) or op.fn in _UFUNCS
+    return not op.kwargs and (isinstance(op.fn, np.ufunc) or op.fn in UFUNCS
                               or op.fn in (operator.matmul, operator.pow)
                               or new_result(op))
 

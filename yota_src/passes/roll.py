@@ -50,7 +50,7 @@ def _rolled(tape: Tape, shortest: int, counts: _Counts) -> Tape:
     taken: set[Op] = set()
     for entry, by_iteration in sorted(iterations(tape).items()):
         for run, matches in _runs(entry, by_iteration, shortest):
-            body = _planned(tape, position, entry, by_iteration, run, matches, taken, users)
+            body = planned(tape, position, entry, by_iteration, run, matches, taken, users)
             if body is not None:
                 bodies[position[body.members_in_order[0]]] = body
                 taken.update(body.members)
@@ -204,14 +204,14 @@ def _runs(entry, by_iteration: dict, shortest: int):
     """The runs of at least `shortest` matching iterations of loop `entry`, in order."""
     lowest = min(by_iteration)
     while True:
-        found = _next_run(entry, by_iteration, lowest, shortest)
+        found = next_run(entry, by_iteration, lowest, shortest)
         if found is None:
             return
         yield found
         lowest = found[0].last + 1
 
 
-def _next_run(entry, by_iteration: dict, lowest: int, shortest: int):
+def next_run(entry, by_iteration: dict, lowest: int, shortest: int):
     """The first run of at least `shortest` matching iterations from `lowest` on."""
     for template in sorted(n for n in by_iteration if n >= lowest):
         if template - 1 not in by_iteration:
@@ -386,7 +386,7 @@ def _from_end(ops: list) -> dict:
 
 # --- making the loop -------------------------------------------------------
 
-def _planned(tape: Tape, position: dict, entry, by_iteration: dict, run: _Run,
+def planned(tape: Tape, position: dict, entry, by_iteration: dict, run: _Run,
              matches: list, taken: set, users: dict):
     """The body of the loop for `run`, or None where it stays unrolled."""
     members = [op for n in range(run.first, run.last + 1) for op in by_iteration[n]]

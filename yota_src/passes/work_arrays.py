@@ -30,7 +30,7 @@ from yota_src.passes.outputs import new_result
 from yota_src.passes.rewrite import rewrite
 
 MIN_BYTES = in_place.MIN_BYTES
-_UFUNCS = {**in_place._UFUNCS, operator.matmul: np.matmul}  # not `**`: `a ** 0.5` is np.sqrt
+_UFUNCS = {**in_place.UFUNCS, operator.matmul: np.matmul}  # not `**`: `a ** 0.5` is np.sqrt
 
 
 def use_work_arrays(tape: Tape) -> Tape:

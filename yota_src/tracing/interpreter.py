@@ -83,12 +83,13 @@ class Unroller:
     # installs how its own functions are traced (api/nested_derivatives.py)
     nested_derivative: Callable | None = None
 
-    def __init__(self, user_code: bool = True):
+    def __init__(self, user_code: bool = True, roll: bool = True):
         """`user_code`: False where the code run is a library's, not the
         user's (a rule's template and its helpers, which a later stage runs
         on traced values): its lines are not the user's, what it reads from
         outside is no part of the specialisation, and the recorder keeps no
-        values (they travel with the Traced values)."""
+        values (they travel with the Traced values). `roll`: a loop whose
+        iterations settled may become a loop op while traced (rolling.py)."""
         self.user_code = user_code
         # where the interpreter is: the statement (or native call) whose ops are
         # being recorded, handed to the recorder with each of them, and the
@@ -109,7 +110,7 @@ class Unroller:
         # calls whose effects the ops may not show: helpers inlined, code run natively
         # (counts.LoopState)
         self.opaque_calls = 0
-        self.roll = True  # loops may roll while traced (rolling.py)
+        self.roll = roll  # loops may roll while traced (rolling.py)
         self.roll_attempts: dict = {}  # loop entry -> the iteration to try rolling it again
         self.random_states: dict = {}  # generators drawn from: (generator, state before)
         # the rooms

@@ -18,7 +18,7 @@ import operator
 
 from yota_src.errors import ControlFlowChanged
 from yota_src.ir.tape import Tape
-from yota_src.passes.roll import _next_run, _planned
+from yota_src.passes.roll import next_run, planned
 from yota_src.tracing.traced import Traced
 
 SETTLED = 3  # matching iterations
@@ -39,14 +39,14 @@ def roll_rest(unroller, frame, entry, starts: list, total: int, counter) -> bool
     ops = unroller.recorder.ops
     by_iteration = {i: ops[begin: starts[i + 1] if i + 1 < len(starts) else len(ops)]
                     for i, begin in enumerate(starts)}
-    found = _next_run(entry, by_iteration, 0, SETTLED)
+    found = next_run(entry, by_iteration, 0, SETTLED)
     if found is None or found[0].last != done:
-        found = _next_run(entry, by_iteration, done - SETTLED + 1, SETTLED)
+        found = next_run(entry, by_iteration, done - SETTLED + 1, SETTLED)
     if found is None or found[0].last != done:
         return False
     run, matches = found
     position = {op: number for number, op in enumerate(ops)}
-    body = _planned(Tape(list(ops), (), None), position, entry, by_iteration, run, matches,
+    body = planned(Tape(list(ops), (), None), position, entry, by_iteration, run, matches,
                     set(), {})
     if body is None:  # its iterations end the ops so far: contiguous, they are the last
         return False
