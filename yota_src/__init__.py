@@ -14,12 +14,12 @@ from yota_src.api import (
     hvp,
     jacobian,
     jvp,
+    nodiff,
     simplegrad,
     trace,
     update,
     vjp,
 )
-from yota_src.core.registry import nodiff
 from yota_src.ir.tape import Tape
 from yota_src.version import __version__ as __version__
 

@@ -162,6 +162,12 @@ _OWN = tuple(sorted({os.path.join(path, "") for path in (
     os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")))}))
 
 
+def is_own_file(filename: str) -> bool:
+    """A file of yota-src's own (the package, its templates), never the
+    user's line an error names."""
+    return filename.startswith(_OWN) or os.path.realpath(filename).startswith(_OWN)
+
+
 def meant_for_user(error: BaseException) -> bool:
     """Is `error` one yota-src raised for the user to act on (a YotaError, or
     an error placed at the user's line), rather than a bug of ours, whose
@@ -188,7 +194,7 @@ def without_internal_frames(error: BaseException) -> BaseException:
     kept = []
     traceback = error.__traceback__
     while traceback is not None:
-        if not traceback.tb_frame.f_code.co_filename.startswith(_OWN):
+        if not is_own_file(traceback.tb_frame.f_code.co_filename):
             kept.append(traceback)
         traceback = traceback.tb_next
     trimmed = None

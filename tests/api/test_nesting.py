@@ -1,4 +1,4 @@
-"""Derivatives inside a differentiated function (nesting.py): ys.grad, a
+"""Derivatives inside a differentiated function (api/nested_derivatives.py): ys.grad, a
 GradFunction, a vjp pullback or a saved gradient module called in `outer`;
 finite differences of the first derivative referee the second."""
 

@@ -609,7 +609,16 @@ def test_gen_unroll_writes_straight_line_code():
     assert "    for " not in unrolled.stdout and "x_4 = x_3 * 2.0" in unrolled.stdout
 
 
-COMMANDS = ("gen", "check", "diff", "trace")
+COMMANDS = ("gen", "check", "diff", "trace")  # as SPEC.md lists them
+
+
+def test_each_command_the_parser_knows_has_its_own_body():
+    """A command added to the parser alone would have run as another one."""
+    from yota_src.cli import commands
+    from yota_src.cli.parser import argument_parser
+    parser = argument_parser()
+    known = next(action for action in parser._actions if action.dest == "command")
+    assert sorted(known.choices) == sorted(commands.COMMANDS) == sorted(COMMANDS)
 
 
 def test_top_level_help_lists_each_command_in_one_line_with_examples():
@@ -692,8 +701,9 @@ def test_no_file_of_yota_src_is_taken_for_the_users_line():
     from yota_src import errors
     from yota_src.cli.failures import _is_user_file
     from yota_src.codegen import module
+    from yota_src.templates import elementwise
     from yota_src.tracing import interpreter
 
-    for own in (interpreter, module, errors):
+    for own in (interpreter, module, errors, elementwise):
         assert not _is_user_file(own.__file__), own.__name__
     assert _is_user_file(__file__)

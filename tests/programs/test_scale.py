@@ -233,3 +233,27 @@ def test_a_large_array_no_import_reaches_is_bound_live_and_saving_refuses(tmp_pa
         df.save(tmp_path / "grad_inner.py")
     assert "Pass V to the function as an argument" in refused.value.hint
     assert not (tmp_path / "grad_inner.py").exists()
+
+
+def test_a_traced_function_is_not_kept_alive_by_having_been_traced():
+    """A closure made per model (over the model's arrays) and differentiated
+    with simplegrad leaves nothing behind once the caller drops it."""
+    import gc
+    import weakref
+
+    def make(scale):
+        weights = np.full(3, scale)
+
+        def loss(x):
+            return np.sum(np.tanh(x * weights))
+        return loss, weakref.ref(weights)
+
+    alive = []
+    for scale in range(4):
+        loss, weights = make(float(scale))
+        gradient = ys.simplegrad(loss, np.ones(3))
+        gradient(np.ones(3))
+        alive.append(weights)
+        del loss, gradient
+    gc.collect()
+    assert [weights() for weights in alive] == [None] * 4

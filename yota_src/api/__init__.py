@@ -6,11 +6,12 @@ Its modules, each importing only those above it in this list:
 - arguments.py: the function, its arguments and the options, checked;
 - loss.py: what a differentiated function must return;
 - results.py: the compiled code, and the results that hold it;
-- tracing.py: the first stage started on traced arguments;
+- unrolling.py: the first stage started on traced arguments;
 - transform_tapes.py: a transform's gradient tape cut to its result;
 - pipeline.py: `build`, the driver that runs the stages in order;
-- cache.py: `ys.grad`'s store, the only cache;
-- gradients.py: `grad`, `simplegrad`, `vjp`, `trace`, `update`, `diffrule`;
+- cache.py: `ys.grad`'s store, the one cache of compiled gradients;
+- gradients.py: `grad`, `simplegrad`, `vjp`, `trace`, `update`, `diffrule`
+  (`nodiff` is the rule registry's own, core/registry.py);
 - transform_wrappers.py, transforms.py: `hvp`, `hessian`, `jvp`,
   `jacobian`, `derivative`;
 - finite_differences.py: `check_grad`, `numerical_gradient`;
@@ -26,9 +27,10 @@ from yota_src.api.finite_differences import check_grad, numerical_gradient
 from yota_src.api.gradients import diffrule, grad, simplegrad, trace, update, vjp
 from yota_src.api.results import GradFunction, GradientResult, Pullback
 from yota_src.api.transforms import derivative, hessian, hvp, jacobian, jvp
+from yota_src.core.registry import nodiff
 
 __all__ = ["grad", "simplegrad", "vjp", "jvp", "hvp", "hessian", "jacobian", "derivative",
-           "trace", "update", "check_grad", "diffrule", "GradientResult", "GradFunction",
-           "Pullback", "numerical_gradient"]
+           "trace", "update", "check_grad", "diffrule", "nodiff", "GradientResult",
+           "GradFunction", "Pullback", "numerical_gradient"]
 
 nested_derivatives.install()  # ys.grad inside a traced function: the interpreter asks here

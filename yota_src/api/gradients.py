@@ -34,7 +34,7 @@ from yota_src.errors import ControlFlowChanged
 from yota_src.ir.signature import signature_key
 from yota_src.ir.tape import Tape
 
-_cache = GradientCache()  # the only cache: ys.grad's
+_cache = GradientCache()  # the one cache of compiled gradients: ys.grad's
 _checks = _cache.checks  # what every call reads, bound once
 _FUNCTION = types.FunctionType
 

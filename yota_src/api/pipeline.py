@@ -83,7 +83,7 @@ def primal(fn: Callable, args: tuple) -> tuple[Any, Tape]:
     them)."""
     with errors_at_user_lines():
         unroller, value, signature = unroll(fn, args, rewind_draws=False)
-    tape = eliminate_dead_code(_tape(unroller, value, signature))
+    tape = _after("trace", eliminate_dead_code(_tape(unroller, value, signature)))
     tape.dependencies = tuple(unroller.outside_reads.dependencies.values())
     return values_of(value), tape
 

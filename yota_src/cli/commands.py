@@ -18,17 +18,26 @@ from yota_src.cli.user_files import load_inputs, user_code
 
 
 def run(options) -> tuple[int, str]:
-    """(exit status, what to print on stdout)."""
-    if options.command == "trace":
-        return _trace(options)
+    """(exit status, what to print on stdout): the command the parser named
+    (parser.py), one of COMMANDS."""
+    return COMMANDS[options.command](options)
+
+
+def _checked_targets(options) -> list[config.Target]:
+    """The targets, refused before any work where an output is an input:
+    never replace the user's source."""
     targets = _targets(options)
-    for target in targets:  # before any work: never replace the user's source
+    for target in targets:
         if target.out:
             refuse_overwriting_inputs(target.out, target.function, target.args)
-    if options.command == "check" or getattr(options, "check", False):
-        return _check(targets)
-    if options.command == "diff":
-        return _diff(targets)
+    return targets
+
+
+def _gen(options) -> tuple[int, str]:
+    """Each target's module, written to its file (or printed: one target, no -o)."""
+    targets = _checked_targets(options)
+    if options.check:
+        return _compared(targets)
     sources = generation.sources(targets)  # all, before writing any
     if len(targets) == 1 and not targets[0].out:
         return 0, sources[0]
@@ -77,7 +86,11 @@ def _wrt_list(text: str | None) -> list | None:
     return [int(item) if item.isdigit() else item for item in items]
 
 
-def _check(targets: list[config.Target]) -> tuple[int, str]:
+def _check(options) -> tuple[int, str]:
+    return _compared(_checked_targets(options))
+
+
+def _compared(targets: list[config.Target]) -> tuple[int, str]:
     """Exit 1 naming each target whose file is not what gen would write now,
     with the command that fixes it; writes nothing."""
     stale = 0
@@ -94,9 +107,10 @@ def _check(targets: list[config.Target]) -> tuple[int, str]:
     return 0, f"{len(targets)} target{'' if len(targets) == 1 else 's'} up to date\n"
 
 
-def _diff(targets: list[config.Target]) -> tuple[int, str]:
+def _diff(options) -> tuple[int, str]:
     """A unified diff per target from its committed file to what gen would
     write now; exit 1 when there is one, as `git diff --exit-code`."""
+    targets = _checked_targets(options)
     text = ""
     for target, source in zip(targets, generation.sources(targets)):
         text += unified_diff(target.out, committed(target.out), source)
@@ -127,3 +141,6 @@ def _trace(options) -> tuple[int, str]:
                    "the function must return its value, not exit"):
         tape = api.simplegrad(fn, *args).gradient_tape if options.grad else api.trace(fn, *args)[1]
     return 0, tape.to_dot() if options.dot else f"{tape}\n"
+
+
+COMMANDS = {"gen": _gen, "check": _check, "diff": _diff, "trace": _trace}

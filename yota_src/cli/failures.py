@@ -12,6 +12,7 @@ import os
 import sysconfig
 import traceback
 
+from yota_src import errors
 from yota_src.cli import config
 from yota_src.errors import YotaError
 
@@ -69,14 +70,13 @@ def _user_location(error: BaseException) -> str | None:
 
 _LIBRARY_DIRS = tuple(
     os.path.join(os.path.realpath(directory), "")
-    for directory in {*(sysconfig.get_paths()[key] for key in
-                        ("stdlib", "platstdlib", "purelib", "platlib")),
-                      os.path.dirname(os.path.dirname(os.path.abspath(__file__)))})  # yota_src/
+    for directory in {sysconfig.get_paths()[key] for key in
+                      ("stdlib", "platstdlib", "purelib", "platlib")})
 
 
 def _is_user_file(filename: str) -> bool:
     """Not yota-src, the standard library or an installed package, nor code
     without a file (`<frozen ...>`, generated modules)."""
-    if filename.startswith("<"):
+    if filename.startswith("<") or errors.is_own_file(filename):
         return False
     return not os.path.join(os.path.realpath(filename), "").startswith(_LIBRARY_DIRS)

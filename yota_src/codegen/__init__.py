@@ -26,7 +26,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from yota_src.codegen import respell
-from yota_src.codegen.layout import LINE_LIMIT
 from yota_src.codegen.loader import load
 from yota_src.codegen.module import numpy_module
 from yota_src.codegen.names import function_name
@@ -35,8 +34,7 @@ from yota_src.codegen.spelling import CodegenError
 from yota_src.ir.tape import Tape
 from yota_src.tracing import array_library
 
-__all__ = ["LINE_LIMIT", "LITERAL_LIMIT", "CodegenError", "compile_forward", "function_name",
-           "generate", "module_source"]
+__all__ = ["LITERAL_LIMIT", "CodegenError", "compile_forward", "function_name", "generate"]
 
 
 def generate(tape: Tape, kind: str = "gradient") -> tuple[str, dict]:
@@ -50,11 +48,6 @@ def generate(tape: Tape, kind: str = "gradient") -> tuple[str, dict]:
     if tape.signature.library == array_library.CUPY:
         text = respell.respell(text, function_name(tape, kind))
     return text, constants
-
-
-def module_source(tape: Tape, kind: str = "gradient") -> str:
-    """The module text for a gradient tape, or (kind="forward") a primal tape."""
-    return generate(tape, kind)[0]
 
 
 def compile_forward(tape: Tape) -> Callable:

@@ -17,6 +17,7 @@ import inspect
 import operator
 import sys
 import types
+import weakref
 from dataclasses import replace
 
 import gast
@@ -330,29 +331,34 @@ class Calls:
                  "you want to see (e.g. print(model.W)) or an f-string.")
 
 
-_signatures: dict = {}
+# Weakly held: a function traced once (a closure over a model's arrays) is
+# not kept alive by having been traced.
+_signatures: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def signature_of(fn) -> inspect.Signature:
     """fn's own signature (not its __wrapped__'s), remade when its defaults
     are rebound."""
     defaults, kwdefaults = getattr(fn, "__defaults__", None), getattr(fn, "__kwdefaults__", None)
-    cached = _signatures.get(fn)
+    try:
+        cached = _signatures.get(fn)
+    except TypeError:  # not weakly referable: worked out each time
+        return inspect.signature(fn, follow_wrapped=False)
     if cached is None or cached[0] is not defaults or cached[1] is not kwdefaults:
         cached = _signatures[fn] = (defaults, kwdefaults,
                                     inspect.signature(fn, follow_wrapped=False))
     return cached[2]
 
 
-_GENERATOR_FUNCTIONS: dict[int, tuple] = {}
+_GENERATOR_FUNCTIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _yields(node) -> bool:
     """Is this parsed function a generator function (cached per node)?"""
-    known = _GENERATOR_FUNCTIONS.get(id(node))
-    if known is None or known[0] is not node:
-        known = _GENERATOR_FUNCTIONS[id(node)] = (node, is_generator_function(node))
-    return known[1]
+    known = _GENERATOR_FUNCTIONS.get(node)
+    if known is None:
+        known = _GENERATOR_FUNCTIONS[node] = is_generator_function(node)
+    return known
 
 
 def _computes_on_arrays(fn) -> bool:
