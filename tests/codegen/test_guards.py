@@ -5,6 +5,8 @@ import types
 
 import numpy as np
 import pytest
+from conftest import load_example
+from golden_files import GOLDEN, GOLDEN_FILES
 
 import yota_src as ys
 from yota_src.errors import ControlFlowChanged, SignatureMismatch, UnsaveableError
@@ -25,7 +27,7 @@ def branchy(x):
 
 def test_other_shape_raises_naming_it():
     df = ys.simplegrad(scaled, np.ones(3), 2, "double")
-    with pytest.raises(SignatureMismatch, match=r"x float64 \(3,\), got float64 \(4,\)"):
+    with pytest.raises(SignatureMismatch, match=r"x float64 \(3,\), got ndarray float64 \(4,\)"):
         df(np.ones(4), 2, "double")
 
 
@@ -112,7 +114,7 @@ def stacked_first(d):
 
 def test_dict_argument_with_keys_in_another_order_is_refused():
     df = ys.simplegrad(stacked_first, {"a": np.ones(2), "b": np.ones(2)})
-    expected = r"keys \['a', 'b'\] in this order, got \['b', 'a'\]"
+    expected = r"keys \['a', 'b'\] in this order, got dict with the keys \['b', 'a'\]"
     with pytest.raises(SignatureMismatch, match=expected):
         df({"b": np.ones(2), "a": np.ones(2)})
 
@@ -232,3 +234,59 @@ def test_a_gradient_function_refuses_a_class_redefined_under_the_same_name(tmp_p
     with pytest.raises(SignatureMismatch, match="another class of the same name"):
         df(module.Net(np.ones((2, 3))), x)
     assert df(old_net, x)[0] == module.loss(old_net, x) == 24.0  # the old class still runs
+
+
+def _guard_block(source: str, function: str) -> list[str]:
+    """The lines of `function` before its first line that is not a check."""
+    body = source.split(f"def {function}(")[1].splitlines()[1:]
+    block = []
+    for line in body:
+        if not (line.startswith(("    if", "            ", "        ")) or not line.strip()):
+            break
+        block.append(line)
+    return block
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN_FILES))
+def test_each_argument_check_is_one_test_and_one_call(name):
+    """Compact guards: a test (wrapped to two lines at most) and a call of the
+    helper that says what came instead, for each part of each argument."""
+    source = (GOLDEN / name).read_text()
+    function = source.split("\ndef ")[1].split("(")[0]
+    block = _guard_block(source, function)
+    tests = [number for number, line in enumerate(block) if line.startswith("    if")]
+    for start, end in zip(tests, tests[1:] + [len(block)]):
+        check = block[start:end]
+        assert len(check) <= 3 and "_mismatch(" in check[-1], "\n".join(check)
+        assert check[-1].startswith("        _mismatch(") and len(check) - 1 <= 2
+
+
+def test_the_mlp_example_checks_each_leaf_in_about_two_lines():
+    params, x, labels = load_example("mlp").example()
+    source = ys.simplegrad(load_example("mlp").loss, params, x, labels).source
+    block = _guard_block(source, "grad_loss")
+    assert len(block) <= 17, "\n".join(block)  # 6 arrays and the struct holding four
+
+
+@dataclasses.dataclass
+class Halves:
+    a: np.ndarray
+    b: np.ndarray
+
+
+def pair_sum(p, x):
+    return np.sum(p.a * x) + np.sum(p.b)
+
+
+@pytest.mark.parametrize("call, expected", [
+    (lambda df: df(types.SimpleNamespace(a=np.ones(2)), np.ones(2)),
+     r"p of type Halves with the attributes \('a', 'b'\), got SimpleNamespace, missing \['b'\]"),
+    (lambda df: df(Halves(np.ones(2), np.ones(3)), [1.0, 2.0]),
+     r"x float64 \(2,\), got list"),
+    (lambda df: df(Halves(np.ones(2), np.ones(3)), np.ones((2, 1), np.float32)),
+     r"x float64 \(2,\), got ndarray float32 \(2, 1\)"),
+])
+def test_the_helper_says_what_came_instead(call, expected):
+    df = ys.simplegrad(pair_sum, Halves(np.ones(2), np.ones(3)), np.ones(2))
+    with pytest.raises(SignatureMismatch, match=expected):
+        call(df)

@@ -14,24 +14,12 @@ float64 = np.dtype(np.float64)
 
 
 def grad_loss(W, b, x):
-    if type(W) is not np.ndarray:
-        raise SignatureMismatch("grad_loss was generated for W of type ndarray, got "
-                                f"{type(W).__qualname__}")
-    if W.shape != (128, 784) or W.dtype != float64:
-        raise SignatureMismatch(f"grad_loss was generated for W float64 (128, 784), got {W.dtype} "
-                                f"{W.shape}")
-    if type(b) is not np.ndarray:
-        raise SignatureMismatch("grad_loss was generated for b of type ndarray, got "
-                                f"{type(b).__qualname__}")
-    if b.shape != (128,) or b.dtype != float64:
-        raise SignatureMismatch(f"grad_loss was generated for b float64 (128,), got {b.dtype} "
-                                f"{b.shape}")
-    if type(x) is not np.ndarray:
-        raise SignatureMismatch("grad_loss was generated for x of type ndarray, got "
-                                f"{type(x).__qualname__}")
-    if x.shape != (784, 100) or x.dtype != float64:
-        raise SignatureMismatch(f"grad_loss was generated for x float64 (784, 100), got {x.dtype} "
-                                f"{x.shape}")
+    if type(W) is not np.ndarray or W.shape != (128, 784) or W.dtype != float64:
+        _mismatch('W', W, 'float64 (128, 784)')
+    if type(b) is not np.ndarray or b.shape != (128,) or b.dtype != float64:
+        _mismatch('b', b, 'float64 (128,)')
+    if type(x) is not np.ndarray or x.shape != (784, 100) or x.dtype != float64:
+        _mismatch('x', x, 'float64 (784, 100)')
     # affine.py:11  return np.sum(W @ x + b[:, None])
     out = (W @ x + b[:, None]).sum()
     # backward
@@ -40,3 +28,11 @@ def grad_loss(W, b, x):
     dW = np.copy(np.broadcast_to(x.sum(axis=1), (128, 784)))
     dx = np.copy(np.broadcast_to(W.T.sum(axis=1, keepdims=True), (784, 100)))
     return out, dW, db, dx
+
+
+def _mismatch(label, value, expected):
+    """Refuse an argument unlike the example's, saying what it is."""
+    got = type(value).__qualname__
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        got += f" {value.dtype} {value.shape}"
+    raise SignatureMismatch(f"grad_loss was generated for {label} {expected}, got {got}")

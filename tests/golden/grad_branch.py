@@ -16,12 +16,8 @@ float64 = np.dtype(np.float64)
 
 
 def grad_energy(x):
-    if type(x) is not np.ndarray:
-        raise SignatureMismatch("grad_energy was generated for x of type ndarray, got "
-                                f"{type(x).__qualname__}")
-    if x.shape != (3,) or x.dtype != float64:
-        raise SignatureMismatch(f"grad_energy was generated for x float64 (3,), got {x.dtype} "
-                                f"{x.shape}")
+    if type(x) is not np.ndarray or x.shape != (3,) or x.dtype != float64:
+        _mismatch('x', x, 'float64 (3,)')
     # branch.py:10  if np.sum(x) > 0:
     if not x.sum() > 0:
         _other_path("`np.sum(x) > 0` was True (branch.py:10)")
@@ -31,6 +27,14 @@ def grad_energy(x):
     # branch.py:11  return np.sum(x ** 2)
     dx = 2.0 * x
     return out, dx
+
+
+def _mismatch(label, value, expected):
+    """Refuse an argument unlike the example's, saying what it is."""
+    got = type(value).__qualname__
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        got += f" {value.dtype} {value.shape}"
+    raise SignatureMismatch(f"grad_energy was generated for {label} {expected}, got {got}")
 
 
 def _other_path(fact):

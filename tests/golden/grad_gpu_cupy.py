@@ -17,36 +17,16 @@ int64 = cp.dtype(cp.int64)
 
 
 def grad_loss(W1, b1, W2, x, labels):
-    if type(W1) is not cp.ndarray:
-        raise SignatureMismatch("grad_loss was generated for W1 of type cupy.ndarray, got "
-                                f"{type(W1).__module__}.{type(W1).__qualname__}")
-    if W1.shape != (16, 8) or W1.dtype != float64:
-        raise SignatureMismatch(f"grad_loss was generated for W1 float64 (16, 8), got {W1.dtype} "
-                                f"{W1.shape}")
-    if type(b1) is not cp.ndarray:
-        raise SignatureMismatch("grad_loss was generated for b1 of type cupy.ndarray, got "
-                                f"{type(b1).__module__}.{type(b1).__qualname__}")
-    if b1.shape != (16,) or b1.dtype != float64:
-        raise SignatureMismatch(f"grad_loss was generated for b1 float64 (16,), got {b1.dtype} "
-                                f"{b1.shape}")
-    if type(W2) is not cp.ndarray:
-        raise SignatureMismatch("grad_loss was generated for W2 of type cupy.ndarray, got "
-                                f"{type(W2).__module__}.{type(W2).__qualname__}")
-    if W2.shape != (3, 16) or W2.dtype != float64:
-        raise SignatureMismatch(f"grad_loss was generated for W2 float64 (3, 16), got {W2.dtype} "
-                                f"{W2.shape}")
-    if type(x) is not cp.ndarray:
-        raise SignatureMismatch("grad_loss was generated for x of type cupy.ndarray, got "
-                                f"{type(x).__module__}.{type(x).__qualname__}")
-    if x.shape != (8, 32) or x.dtype != float64:
-        raise SignatureMismatch(f"grad_loss was generated for x float64 (8, 32), got {x.dtype} "
-                                f"{x.shape}")
-    if type(labels) is not cp.ndarray:
-        raise SignatureMismatch("grad_loss was generated for labels of type cupy.ndarray, got "
-                                f"{type(labels).__module__}.{type(labels).__qualname__}")
-    if labels.shape != (32,) or labels.dtype != int64:
-        raise SignatureMismatch("grad_loss was generated for labels int64 (32,), got "
-                                f"{labels.dtype} {labels.shape}")
+    if type(W1) is not cp.ndarray or W1.shape != (16, 8) or W1.dtype != float64:
+        _mismatch('W1', W1, 'float64 (16, 8), a cupy.ndarray')
+    if type(b1) is not cp.ndarray or b1.shape != (16,) or b1.dtype != float64:
+        _mismatch('b1', b1, 'float64 (16,), a cupy.ndarray')
+    if type(W2) is not cp.ndarray or W2.shape != (3, 16) or W2.dtype != float64:
+        _mismatch('W2', W2, 'float64 (3, 16), a cupy.ndarray')
+    if type(x) is not cp.ndarray or x.shape != (8, 32) or x.dtype != float64:
+        _mismatch('x', x, 'float64 (8, 32), a cupy.ndarray')
+    if type(labels) is not cp.ndarray or labels.shape != (32,) or labels.dtype != int64:
+        _mismatch('labels', labels, 'int64 (32,), a cupy.ndarray')
     # gpu.py:21  h = xp.tanh(W1 @ x + b1[:, None])
     h = cp.tanh(W1 @ x + b1[:, None])
     # gpu.py:22  logits = W2 @ h
@@ -81,3 +61,12 @@ def grad_loss(W1, b1, W2, x, labels):
     dW1 = t4 @ x.T
     dx = W1.T @ t4
     return out, dW1, db1, dW2, dx, None
+
+
+def _mismatch(label, value, expected):
+    """Refuse an argument unlike the example's, saying what it is."""
+    got = type(value).__qualname__
+    got = f"{type(value).__module__}.{got}"
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        got += f" {value.dtype} {value.shape}"
+    raise SignatureMismatch(f"grad_loss was generated for {label} {expected}, got {got}")

@@ -13,11 +13,9 @@ SignatureMismatch = ControlFlowChanged = ValueError
 
 def grad_double(x, n):
     if not isinstance(x, float):
-        raise SignatureMismatch("grad_double was generated for x of type float, got "
-                                f"{type(x).__qualname__}")
+        _mismatch('x', x, 'of type float')
     if type(n) is not int:
-        raise SignatureMismatch("grad_double was generated for n of type int, got "
-                                f"{type(n).__qualname__}")
+        _mismatch('n', n, 'of type int')
     # iterative.py:13  for _ in range(n):
     if not n >= 0:
         _other_path("`n >= 0` was True (iterative.py:13)")
@@ -31,6 +29,13 @@ def grad_double(x, n):
         # iterative.py:14  x = x * 2.0
         dx = dx * 2.0
     return x, dx, None
+
+
+def _mismatch(label, value, expected):
+    """Refuse an argument unlike the example's, saying what it is."""
+    got = type(value).__qualname__
+    got = f"{value!r:.60}"
+    raise SignatureMismatch(f"grad_double was generated for {label} {expected}, got {got}")
 
 
 def _other_path(fact):

@@ -14,31 +14,14 @@ float64 = np.dtype(np.float64)
 
 
 def grad_loss(m, X):
-    if type(m).__qualname__ != 'Linear':
-        raise SignatureMismatch("grad_loss was generated for m of type Linear, got "
-                                f"{type(m).__qualname__}")
-    if not (hasattr(m, 'W') and hasattr(m, 'b')):
-        missing = [name for name in ('W', 'b') if not hasattr(m, name)]
-        raise SignatureMismatch("grad_loss was generated for m with the attributes ('W', 'b'), "
-                                f"missing: {missing}")
-    if type(m.W) is not np.ndarray:
-        raise SignatureMismatch("grad_loss was generated for m.W of type ndarray, got "
-                                f"{type(m.W).__qualname__}")
-    if m.W.shape != (3, 4) or m.W.dtype != float64:
-        raise SignatureMismatch(f"grad_loss was generated for m.W float64 (3, 4), got {m.W.dtype} "
-                                f"{m.W.shape}")
-    if type(m.b) is not np.ndarray:
-        raise SignatureMismatch("grad_loss was generated for m.b of type ndarray, got "
-                                f"{type(m.b).__qualname__}")
-    if m.b.shape != (3,) or m.b.dtype != float64:
-        raise SignatureMismatch(f"grad_loss was generated for m.b float64 (3,), got {m.b.dtype} "
-                                f"{m.b.shape}")
-    if type(X) is not np.ndarray:
-        raise SignatureMismatch("grad_loss was generated for X of type ndarray, got "
-                                f"{type(X).__qualname__}")
-    if X.shape != (4, 5) or X.dtype != float64:
-        raise SignatureMismatch(f"grad_loss was generated for X float64 (4, 5), got {X.dtype} "
-                                f"{X.shape}")
+    if type(m).__qualname__ != 'Linear' or not (hasattr(m, 'W') and hasattr(m, 'b')):
+        _mismatch('m', m, 'of type Linear', ('W', 'b'))
+    if type(m.W) is not np.ndarray or m.W.shape != (3, 4) or m.W.dtype != float64:
+        _mismatch('m.W', m.W, 'float64 (3, 4)')
+    if type(m.b) is not np.ndarray or m.b.shape != (3,) or m.b.dtype != float64:
+        _mismatch('m.b', m.b, 'float64 (3,)')
+    if type(X) is not np.ndarray or X.shape != (4, 5) or X.dtype != float64:
+        _mismatch('X', X, 'float64 (4, 5)')
     m_W = m.W
     # linear.py:16  return m.W @ X
     t1 = m_W @ X
@@ -50,3 +33,15 @@ def grad_loss(m, X):
     dX = np.copy(np.broadcast_to(m_W.T.sum(axis=1, keepdims=True), (4, 5)))
     dm = {('W',): dm_W}
     return out, dm, dX
+
+
+def _mismatch(label, value, expected, attributes=()):
+    """Refuse an argument unlike the example's, saying what it is."""
+    got = type(value).__qualname__
+    if attributes:
+        expected += f" with the attributes {attributes}"
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        got += f" {value.dtype} {value.shape}"
+    elif attributes:
+        got += f", missing {[name for name in attributes if not hasattr(value, name)]}"
+    raise SignatureMismatch(f"grad_loss was generated for {label} {expected}, got {got}")

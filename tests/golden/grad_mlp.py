@@ -16,50 +16,23 @@ int64 = np.dtype(np.int64)
 
 
 def grad_loss(params, x, labels):
-    if type(params).__qualname__ != 'MLP':
-        raise SignatureMismatch("grad_loss was generated for params of type MLP, got "
-                                f"{type(params).__qualname__}")
-    if not (hasattr(params, 'W1') and hasattr(params, 'b1') and hasattr(params, 'W2')
-            and hasattr(params, 'b2')):
-        missing = [name for name in ('W1', 'b1', 'W2', 'b2') if not hasattr(params, name)]
-        raise SignatureMismatch("grad_loss was generated for params with the attributes ('W1', "
-                                f"'b1', 'W2', 'b2'), missing: {missing}")
-    if type(params.W1) is not np.ndarray:
-        raise SignatureMismatch("grad_loss was generated for params.W1 of type ndarray, got "
-                                f"{type(params.W1).__qualname__}")
-    if params.W1.shape != (16, 8) or params.W1.dtype != float64:
-        raise SignatureMismatch("grad_loss was generated for params.W1 float64 (16, 8), got "
-                                f"{params.W1.dtype} {params.W1.shape}")
-    if type(params.b1) is not np.ndarray:
-        raise SignatureMismatch("grad_loss was generated for params.b1 of type ndarray, got "
-                                f"{type(params.b1).__qualname__}")
-    if params.b1.shape != (16,) or params.b1.dtype != float64:
-        raise SignatureMismatch("grad_loss was generated for params.b1 float64 (16,), got "
-                                f"{params.b1.dtype} {params.b1.shape}")
-    if type(params.W2) is not np.ndarray:
-        raise SignatureMismatch("grad_loss was generated for params.W2 of type ndarray, got "
-                                f"{type(params.W2).__qualname__}")
-    if params.W2.shape != (3, 16) or params.W2.dtype != float64:
-        raise SignatureMismatch("grad_loss was generated for params.W2 float64 (3, 16), got "
-                                f"{params.W2.dtype} {params.W2.shape}")
-    if type(params.b2) is not np.ndarray:
-        raise SignatureMismatch("grad_loss was generated for params.b2 of type ndarray, got "
-                                f"{type(params.b2).__qualname__}")
-    if params.b2.shape != (3,) or params.b2.dtype != float64:
-        raise SignatureMismatch("grad_loss was generated for params.b2 float64 (3,), got "
-                                f"{params.b2.dtype} {params.b2.shape}")
-    if type(x) is not np.ndarray:
-        raise SignatureMismatch("grad_loss was generated for x of type ndarray, got "
-                                f"{type(x).__qualname__}")
-    if x.shape != (8, 32) or x.dtype != float64:
-        raise SignatureMismatch(f"grad_loss was generated for x float64 (8, 32), got {x.dtype} "
-                                f"{x.shape}")
-    if type(labels) is not np.ndarray:
-        raise SignatureMismatch("grad_loss was generated for labels of type ndarray, got "
-                                f"{type(labels).__qualname__}")
-    if labels.shape != (32,) or labels.dtype != int64:
-        raise SignatureMismatch("grad_loss was generated for labels int64 (32,), got "
-                                f"{labels.dtype} {labels.shape}")
+    if (type(params).__qualname__ != 'MLP' or not (hasattr(params, 'W1') and hasattr(params, 'b1')
+            and hasattr(params, 'W2') and hasattr(params, 'b2'))):
+        _mismatch('params', params, 'of type MLP', ('W1', 'b1', 'W2', 'b2'))
+    if (type(params.W1) is not np.ndarray or params.W1.shape != (16, 8)
+            or params.W1.dtype != float64):
+        _mismatch('params.W1', params.W1, 'float64 (16, 8)')
+    if type(params.b1) is not np.ndarray or params.b1.shape != (16,) or params.b1.dtype != float64:
+        _mismatch('params.b1', params.b1, 'float64 (16,)')
+    if (type(params.W2) is not np.ndarray or params.W2.shape != (3, 16)
+            or params.W2.dtype != float64):
+        _mismatch('params.W2', params.W2, 'float64 (3, 16)')
+    if type(params.b2) is not np.ndarray or params.b2.shape != (3,) or params.b2.dtype != float64:
+        _mismatch('params.b2', params.b2, 'float64 (3,)')
+    if type(x) is not np.ndarray or x.shape != (8, 32) or x.dtype != float64:
+        _mismatch('x', x, 'float64 (8, 32)')
+    if type(labels) is not np.ndarray or labels.shape != (32,) or labels.dtype != int64:
+        _mismatch('labels', labels, 'int64 (32,)')
     params_W1 = params.W1
     params_b1 = params.b1
     params_W2 = params.W2
@@ -100,3 +73,15 @@ def grad_loss(params, x, labels):
     dx = params_W1.T @ t4
     dparams = {('W1',): dparams_W1, ('b1',): dparams_b1, ('W2',): dparams_W2, ('b2',): dparams_b2}
     return out, dparams, dx, None
+
+
+def _mismatch(label, value, expected, attributes=()):
+    """Refuse an argument unlike the example's, saying what it is."""
+    got = type(value).__qualname__
+    if attributes:
+        expected += f" with the attributes {attributes}"
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        got += f" {value.dtype} {value.shape}"
+    elif attributes:
+        got += f", missing {[name for name in attributes if not hasattr(value, name)]}"
+    raise SignatureMismatch(f"grad_loss was generated for {label} {expected}, got {got}")

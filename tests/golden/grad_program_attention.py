@@ -14,24 +14,12 @@ float64 = np.dtype(np.float64)
 
 
 def grad_attention(Q, K, V):
-    if type(Q) is not np.ndarray:
-        raise SignatureMismatch("grad_attention was generated for Q of type ndarray, got "
-                                f"{type(Q).__qualname__}")
-    if Q.shape != (3, 4) or Q.dtype != float64:
-        raise SignatureMismatch(f"grad_attention was generated for Q float64 (3, 4), got {Q.dtype} "
-                                f"{Q.shape}")
-    if type(K) is not np.ndarray:
-        raise SignatureMismatch("grad_attention was generated for K of type ndarray, got "
-                                f"{type(K).__qualname__}")
-    if K.shape != (5, 4) or K.dtype != float64:
-        raise SignatureMismatch(f"grad_attention was generated for K float64 (5, 4), got {K.dtype} "
-                                f"{K.shape}")
-    if type(V) is not np.ndarray:
-        raise SignatureMismatch("grad_attention was generated for V of type ndarray, got "
-                                f"{type(V).__qualname__}")
-    if V.shape != (5, 2) or V.dtype != float64:
-        raise SignatureMismatch(f"grad_attention was generated for V float64 (5, 2), got {V.dtype} "
-                                f"{V.shape}")
+    if type(Q) is not np.ndarray or Q.shape != (3, 4) or Q.dtype != float64:
+        _mismatch('Q', Q, 'float64 (3, 4)')
+    if type(K) is not np.ndarray or K.shape != (5, 4) or K.dtype != float64:
+        _mismatch('K', K, 'float64 (5, 4)')
+    if type(V) is not np.ndarray or V.shape != (5, 2) or V.dtype != float64:
+        _mismatch('V', V, 'float64 (5, 2)')
     # golden_programs.py:76  scores = Q @ K.T / np.sqrt(Q.shape[-1])
     t1 = np.sqrt(4)
     scores = Q @ K.T / t1
@@ -62,3 +50,11 @@ def grad_attention(Q, K, V):
     dQ = t6 @ K
     dK = t6.T @ Q
     return out, dQ, dK, dV
+
+
+def _mismatch(label, value, expected):
+    """Refuse an argument unlike the example's, saying what it is."""
+    got = type(value).__qualname__
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        got += f" {value.dtype} {value.shape}"
+    raise SignatureMismatch(f"grad_attention was generated for {label} {expected}, got {got}")

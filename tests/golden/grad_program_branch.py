@@ -16,18 +16,10 @@ float64 = np.dtype(np.float64)
 
 
 def grad_branch(x, y):
-    if type(x) is not np.ndarray:
-        raise SignatureMismatch("grad_branch was generated for x of type ndarray, got "
-                                f"{type(x).__qualname__}")
-    if x.shape != (3,) or x.dtype != float64:
-        raise SignatureMismatch(f"grad_branch was generated for x float64 (3,), got {x.dtype} "
-                                f"{x.shape}")
-    if type(y) is not np.ndarray:
-        raise SignatureMismatch("grad_branch was generated for y of type ndarray, got "
-                                f"{type(y).__qualname__}")
-    if y.shape != (3,) or y.dtype != float64:
-        raise SignatureMismatch(f"grad_branch was generated for y float64 (3,), got {y.dtype} "
-                                f"{y.shape}")
+    if type(x) is not np.ndarray or x.shape != (3,) or x.dtype != float64:
+        _mismatch('x', x, 'float64 (3,)')
+    if type(y) is not np.ndarray or y.shape != (3,) or y.dtype != float64:
+        _mismatch('y', y, 'float64 (3,)')
     # golden_programs.py:113  s = np.sum(x * y)
     s = (x * y).sum()
     # golden_programs.py:114  if s > 0:
@@ -42,6 +34,14 @@ def grad_branch(x, y):
     dx = ds * y
     dy = ds * x
     return out, dx, dy
+
+
+def _mismatch(label, value, expected):
+    """Refuse an argument unlike the example's, saying what it is."""
+    got = type(value).__qualname__
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        got += f" {value.dtype} {value.shape}"
+    raise SignatureMismatch(f"grad_branch was generated for {label} {expected}, got {got}")
 
 
 def _other_path(fact):

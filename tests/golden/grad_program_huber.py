@@ -14,18 +14,10 @@ float64 = np.dtype(np.float64)
 
 
 def grad_huber(pred, target):
-    if type(pred) is not np.ndarray:
-        raise SignatureMismatch("grad_huber was generated for pred of type ndarray, got "
-                                f"{type(pred).__qualname__}")
-    if pred.shape != (4,) or pred.dtype != float64:
-        raise SignatureMismatch(f"grad_huber was generated for pred float64 (4,), got {pred.dtype} "
-                                f"{pred.shape}")
-    if type(target) is not np.ndarray:
-        raise SignatureMismatch("grad_huber was generated for target of type ndarray, got "
-                                f"{type(target).__qualname__}")
-    if target.shape != (4,) or target.dtype != float64:
-        raise SignatureMismatch("grad_huber was generated for target float64 (4,), got "
-                                f"{target.dtype} {target.shape}")
+    if type(pred) is not np.ndarray or pred.shape != (4,) or pred.dtype != float64:
+        _mismatch('pred', pred, 'float64 (4,)')
+    if type(target) is not np.ndarray or target.shape != (4,) or target.dtype != float64:
+        _mismatch('target', target, 'float64 (4,)')
     # golden_programs.py:138  r = pred - target
     r = pred - target
     # golden_programs.py:139  small = np.abs(r) <= 1.0
@@ -44,3 +36,11 @@ def grad_huber(pred, target):
     dtarget = -dr
     dpred = t1 + dr
     return out, dpred, dtarget
+
+
+def _mismatch(label, value, expected):
+    """Refuse an argument unlike the example's, saying what it is."""
+    got = type(value).__qualname__
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        got += f" {value.dtype} {value.shape}"
+    raise SignatureMismatch(f"grad_huber was generated for {label} {expected}, got {got}")

@@ -14,24 +14,12 @@ float64 = np.dtype(np.float64)
 
 
 def grad_layer_norm(x, gamma, beta):
-    if type(x) is not np.ndarray:
-        raise SignatureMismatch("grad_layer_norm was generated for x of type ndarray, got "
-                                f"{type(x).__qualname__}")
-    if x.shape != (5, 4) or x.dtype != float64:
-        raise SignatureMismatch("grad_layer_norm was generated for x float64 (5, 4), got "
-                                f"{x.dtype} {x.shape}")
-    if type(gamma) is not np.ndarray:
-        raise SignatureMismatch("grad_layer_norm was generated for gamma of type ndarray, got "
-                                f"{type(gamma).__qualname__}")
-    if gamma.shape != (4,) or gamma.dtype != float64:
-        raise SignatureMismatch("grad_layer_norm was generated for gamma float64 (4,), got "
-                                f"{gamma.dtype} {gamma.shape}")
-    if type(beta) is not np.ndarray:
-        raise SignatureMismatch("grad_layer_norm was generated for beta of type ndarray, got "
-                                f"{type(beta).__qualname__}")
-    if beta.shape != (4,) or beta.dtype != float64:
-        raise SignatureMismatch("grad_layer_norm was generated for beta float64 (4,), got "
-                                f"{beta.dtype} {beta.shape}")
+    if type(x) is not np.ndarray or x.shape != (5, 4) or x.dtype != float64:
+        _mismatch('x', x, 'float64 (5, 4)')
+    if type(gamma) is not np.ndarray or gamma.shape != (4,) or gamma.dtype != float64:
+        _mismatch('gamma', gamma, 'float64 (4,)')
+    if type(beta) is not np.ndarray or beta.shape != (4,) or beta.dtype != float64:
+        _mismatch('beta', beta, 'float64 (4,)')
     # golden_programs.py:64  mu = np.mean(x, axis=-1, keepdims=True)
     mu = x.mean(axis=-1, keepdims=True)
     # golden_programs.py:65  var = np.mean((x - mu) ** 2, axis=-1, keepdims=True)
@@ -59,3 +47,11 @@ def grad_layer_norm(x, gamma, beta):
     # golden_programs.py:64  mu = np.mean(x, axis=-1, keepdims=True)
     dx = dt1 + dmu / 4
     return out, dx, dgamma, dbeta
+
+
+def _mismatch(label, value, expected):
+    """Refuse an argument unlike the example's, saying what it is."""
+    got = type(value).__qualname__
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        got += f" {value.dtype} {value.shape}"
+    raise SignatureMismatch(f"grad_layer_norm was generated for {label} {expected}, got {got}")

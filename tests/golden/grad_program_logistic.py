@@ -14,27 +14,14 @@ float64 = np.dtype(np.float64)
 
 
 def grad_logistic(w, b, X, y):
-    if type(w) is not np.ndarray:
-        raise SignatureMismatch("grad_logistic was generated for w of type ndarray, got "
-                                f"{type(w).__qualname__}")
-    if w.shape != (5,) or w.dtype != float64:
-        raise SignatureMismatch(f"grad_logistic was generated for w float64 (5,), got {w.dtype} "
-                                f"{w.shape}")
+    if type(w) is not np.ndarray or w.shape != (5,) or w.dtype != float64:
+        _mismatch('w', w, 'float64 (5,)')
     if not isinstance(b, float):
-        raise SignatureMismatch("grad_logistic was generated for b of type float, got "
-                                f"{type(b).__qualname__}")
-    if type(X) is not np.ndarray:
-        raise SignatureMismatch("grad_logistic was generated for X of type ndarray, got "
-                                f"{type(X).__qualname__}")
-    if X.shape != (20, 5) or X.dtype != float64:
-        raise SignatureMismatch(f"grad_logistic was generated for X float64 (20, 5), got {X.dtype} "
-                                f"{X.shape}")
-    if type(y) is not np.ndarray:
-        raise SignatureMismatch("grad_logistic was generated for y of type ndarray, got "
-                                f"{type(y).__qualname__}")
-    if y.shape != (20,) or y.dtype != float64:
-        raise SignatureMismatch(f"grad_logistic was generated for y float64 (20,), got {y.dtype} "
-                                f"{y.shape}")
+        _mismatch('b', b, 'of type float')
+    if type(X) is not np.ndarray or X.shape != (20, 5) or X.dtype != float64:
+        _mismatch('X', X, 'float64 (20, 5)')
+    if type(y) is not np.ndarray or y.shape != (20,) or y.dtype != float64:
+        _mismatch('y', y, 'float64 (20,)')
     # golden_programs.py:42  p = sigmoid(X @ w + b)
     z = X @ w + b
     # golden_programs.py:38  return 1.0 / (1.0 + np.exp(-z))
@@ -55,3 +42,13 @@ def grad_logistic(w, b, X, y):
     db = dz.sum()
     dw = dz @ X
     return out, dw, db, None, None
+
+
+def _mismatch(label, value, expected):
+    """Refuse an argument unlike the example's, saying what it is."""
+    got = type(value).__qualname__
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        got += f" {value.dtype} {value.shape}"
+    else:
+        got = f"{value!r:.60}"
+    raise SignatureMismatch(f"grad_logistic was generated for {label} {expected}, got {got}")

@@ -16,63 +16,31 @@ float64 = np.dtype(np.float64)
 
 
 def grad_mlp(model, X, Y):
-    if type(model).__qualname__ != 'MLP':
-        raise SignatureMismatch("grad_mlp was generated for model of type MLP, got "
-                                f"{type(model).__qualname__}")
-    if not (hasattr(model, 'hidden') and hasattr(model, 'out')):
-        missing = [name for name in ('hidden', 'out') if not hasattr(model, name)]
-        raise SignatureMismatch("grad_mlp was generated for model with the attributes ('hidden', "
-                                f"'out'), missing: {missing}")
-    if type(model.hidden).__qualname__ != 'Layer':
-        raise SignatureMismatch("grad_mlp was generated for model.hidden of type Layer, got "
-                                f"{type(model.hidden).__qualname__}")
-    if not (hasattr(model.hidden, 'W') and hasattr(model.hidden, 'b')):
-        missing = [name for name in ('W', 'b') if not hasattr(model.hidden, name)]
-        raise SignatureMismatch("grad_mlp was generated for model.hidden with the attributes "
-                                f"('W', 'b'), missing: {missing}")
-    if type(model.out).__qualname__ != 'Layer':
-        raise SignatureMismatch("grad_mlp was generated for model.out of type Layer, got "
-                                f"{type(model.out).__qualname__}")
-    if not (hasattr(model.out, 'W') and hasattr(model.out, 'b')):
-        missing = [name for name in ('W', 'b') if not hasattr(model.out, name)]
-        raise SignatureMismatch("grad_mlp was generated for model.out with the attributes ('W', "
-                                f"'b'), missing: {missing}")
-    if type(model.hidden.W) is not np.ndarray:
-        raise SignatureMismatch("grad_mlp was generated for model.hidden.W of type ndarray, got "
-                                f"{type(model.hidden.W).__qualname__}")
-    if model.hidden.W.shape != (3, 8) or model.hidden.W.dtype != float64:
-        raise SignatureMismatch("grad_mlp was generated for model.hidden.W float64 (3, 8), got "
-                                f"{model.hidden.W.dtype} {model.hidden.W.shape}")
-    if type(model.hidden.b) is not np.ndarray:
-        raise SignatureMismatch("grad_mlp was generated for model.hidden.b of type ndarray, got "
-                                f"{type(model.hidden.b).__qualname__}")
-    if model.hidden.b.shape != (8,) or model.hidden.b.dtype != float64:
-        raise SignatureMismatch("grad_mlp was generated for model.hidden.b float64 (8,), got "
-                                f"{model.hidden.b.dtype} {model.hidden.b.shape}")
-    if type(model.out.W) is not np.ndarray:
-        raise SignatureMismatch("grad_mlp was generated for model.out.W of type ndarray, got "
-                                f"{type(model.out.W).__qualname__}")
-    if model.out.W.shape != (8, 2) or model.out.W.dtype != float64:
-        raise SignatureMismatch("grad_mlp was generated for model.out.W float64 (8, 2), got "
-                                f"{model.out.W.dtype} {model.out.W.shape}")
-    if type(model.out.b) is not np.ndarray:
-        raise SignatureMismatch("grad_mlp was generated for model.out.b of type ndarray, got "
-                                f"{type(model.out.b).__qualname__}")
-    if model.out.b.shape != (2,) or model.out.b.dtype != float64:
-        raise SignatureMismatch("grad_mlp was generated for model.out.b float64 (2,), got "
-                                f"{model.out.b.dtype} {model.out.b.shape}")
-    if type(X) is not np.ndarray:
-        raise SignatureMismatch("grad_mlp was generated for X of type ndarray, got "
-                                f"{type(X).__qualname__}")
-    if X.shape != (16, 3) or X.dtype != float64:
-        raise SignatureMismatch(f"grad_mlp was generated for X float64 (16, 3), got {X.dtype} "
-                                f"{X.shape}")
-    if type(Y) is not np.ndarray:
-        raise SignatureMismatch("grad_mlp was generated for Y of type ndarray, got "
-                                f"{type(Y).__qualname__}")
-    if Y.shape != (16, 2) or Y.dtype != float64:
-        raise SignatureMismatch(f"grad_mlp was generated for Y float64 (16, 2), got {Y.dtype} "
-                                f"{Y.shape}")
+    if (type(model).__qualname__ != 'MLP' or not (hasattr(model, 'hidden')
+            and hasattr(model, 'out'))):
+        _mismatch('model', model, 'of type MLP', ('hidden', 'out'))
+    if (type(model.hidden).__qualname__ != 'Layer' or not (hasattr(model.hidden, 'W')
+            and hasattr(model.hidden, 'b'))):
+        _mismatch('model.hidden', model.hidden, 'of type Layer', ('W', 'b'))
+    if (type(model.out).__qualname__ != 'Layer' or not (hasattr(model.out, 'W')
+            and hasattr(model.out, 'b'))):
+        _mismatch('model.out', model.out, 'of type Layer', ('W', 'b'))
+    if (type(model.hidden.W) is not np.ndarray or model.hidden.W.shape != (3, 8)
+            or model.hidden.W.dtype != float64):
+        _mismatch('model.hidden.W', model.hidden.W, 'float64 (3, 8)')
+    if (type(model.hidden.b) is not np.ndarray or model.hidden.b.shape != (8,)
+            or model.hidden.b.dtype != float64):
+        _mismatch('model.hidden.b', model.hidden.b, 'float64 (8,)')
+    if (type(model.out.W) is not np.ndarray or model.out.W.shape != (8, 2)
+            or model.out.W.dtype != float64):
+        _mismatch('model.out.W', model.out.W, 'float64 (8, 2)')
+    if (type(model.out.b) is not np.ndarray or model.out.b.shape != (2,)
+            or model.out.b.dtype != float64):
+        _mismatch('model.out.b', model.out.b, 'float64 (2,)')
+    if type(X) is not np.ndarray or X.shape != (16, 3) or X.dtype != float64:
+        _mismatch('X', X, 'float64 (16, 3)')
+    if type(Y) is not np.ndarray or Y.shape != (16, 2) or Y.dtype != float64:
+        _mismatch('Y', Y, 'float64 (16, 2)')
     model_hidden_W = model.hidden.W
     model_hidden_b = model.hidden.b
     model_out_W = model.out.W
@@ -103,3 +71,15 @@ def grad_mlp(model, X, Y):
         ('out', 'b'): dmodel_out_b,
     }
     return out, dmodel, None, None
+
+
+def _mismatch(label, value, expected, attributes=()):
+    """Refuse an argument unlike the example's, saying what it is."""
+    got = type(value).__qualname__
+    if attributes:
+        expected += f" with the attributes {attributes}"
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        got += f" {value.dtype} {value.shape}"
+    elif attributes:
+        got += f", missing {[name for name in attributes if not hasattr(value, name)]}"
+    raise SignatureMismatch(f"grad_mlp was generated for {label} {expected}, got {got}")

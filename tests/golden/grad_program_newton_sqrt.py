@@ -12,8 +12,7 @@ SignatureMismatch = ValueError
 
 def grad_newton_sqrt(a):
     if not isinstance(a, float):
-        raise SignatureMismatch("grad_newton_sqrt was generated for a of type float, got "
-                                f"{type(a).__qualname__}")
+        _mismatch('a', a, 'of type float')
     # golden_programs.py:127  x_next = 0.5 * (x + a / x)
     t1 = a / a
     x_next = 0.5 * (a + t1)
@@ -49,3 +48,10 @@ def grad_newton_sqrt(a):
     t4 = dx * 0.5
     da_2 = da + t4 + t4 / a - t4 * t1 / a
     return x, da_2
+
+
+def _mismatch(label, value, expected):
+    """Refuse an argument unlike the example's, saying what it is."""
+    got = type(value).__qualname__
+    got = f"{value!r:.60}"
+    raise SignatureMismatch(f"grad_newton_sqrt was generated for {label} {expected}, got {got}")

@@ -14,12 +14,8 @@ float64 = np.dtype(np.float64)
 
 
 def grad_polynomial(x):
-    if type(x) is not np.ndarray:
-        raise SignatureMismatch("grad_polynomial was generated for x of type ndarray, got "
-                                f"{type(x).__qualname__}")
-    if x.shape != (3,) or x.dtype != float64:
-        raise SignatureMismatch(f"grad_polynomial was generated for x float64 (3,), got {x.dtype} "
-                                f"{x.shape}")
+    if type(x) is not np.ndarray or x.shape != (3,) or x.dtype != float64:
+        _mismatch('x', x, 'float64 (3,)')
     # golden_programs.py:16  a = x[0] * x[1] ** 2
     x0 = x[0]
     x1 = x[1]
@@ -47,3 +43,11 @@ def grad_polynomial(x):
     dx1 = t3 + dsq_x1 * 2 * x1
     dx = np.array([dx0, dx1, dx2])
     return out, dx
+
+
+def _mismatch(label, value, expected):
+    """Refuse an argument unlike the example's, saying what it is."""
+    got = type(value).__qualname__
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        got += f" {value.dtype} {value.shape}"
+    raise SignatureMismatch(f"grad_polynomial was generated for {label} {expected}, got {got}")

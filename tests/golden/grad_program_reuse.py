@@ -14,18 +14,10 @@ float64 = np.dtype(np.float64)
 
 
 def grad_reuse(x, y):
-    if type(x) is not np.ndarray:
-        raise SignatureMismatch("grad_reuse was generated for x of type ndarray, got "
-                                f"{type(x).__qualname__}")
-    if x.shape != (3,) or x.dtype != float64:
-        raise SignatureMismatch(f"grad_reuse was generated for x float64 (3,), got {x.dtype} "
-                                f"{x.shape}")
-    if type(y) is not np.ndarray:
-        raise SignatureMismatch("grad_reuse was generated for y of type ndarray, got "
-                                f"{type(y).__qualname__}")
-    if y.shape != (3,) or y.dtype != float64:
-        raise SignatureMismatch(f"grad_reuse was generated for y float64 (3,), got {y.dtype} "
-                                f"{y.shape}")
+    if type(x) is not np.ndarray or x.shape != (3,) or x.dtype != float64:
+        _mismatch('x', x, 'float64 (3,)')
+    if type(y) is not np.ndarray or y.shape != (3,) or y.dtype != float64:
+        _mismatch('y', y, 'float64 (3,)')
     # golden_programs.py:148  d = x - y
     d = x - y
     # golden_programs.py:149  sq = np.sum(d * d)
@@ -48,3 +40,11 @@ def grad_reuse(x, y):
     # golden_programs.py:148  d = x - y
     dy = -dx
     return out, dx, dy
+
+
+def _mismatch(label, value, expected):
+    """Refuse an argument unlike the example's, saying what it is."""
+    got = type(value).__qualname__
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        got += f" {value.dtype} {value.shape}"
+    raise SignatureMismatch(f"grad_reuse was generated for {label} {expected}, got {got}")

@@ -14,24 +14,12 @@ float64 = np.dtype(np.float64)
 
 
 def grad_rnn(Wx, Wh, xs):
-    if type(Wx) is not np.ndarray:
-        raise SignatureMismatch("grad_rnn was generated for Wx of type ndarray, got "
-                                f"{type(Wx).__qualname__}")
-    if Wx.shape != (4, 3) or Wx.dtype != float64:
-        raise SignatureMismatch(f"grad_rnn was generated for Wx float64 (4, 3), got {Wx.dtype} "
-                                f"{Wx.shape}")
-    if type(Wh) is not np.ndarray:
-        raise SignatureMismatch("grad_rnn was generated for Wh of type ndarray, got "
-                                f"{type(Wh).__qualname__}")
-    if Wh.shape != (4, 4) or Wh.dtype != float64:
-        raise SignatureMismatch(f"grad_rnn was generated for Wh float64 (4, 4), got {Wh.dtype} "
-                                f"{Wh.shape}")
-    if type(xs) is not np.ndarray:
-        raise SignatureMismatch("grad_rnn was generated for xs of type ndarray, got "
-                                f"{type(xs).__qualname__}")
-    if xs.shape[1:] != (3,) or xs.dtype != float64:
-        raise SignatureMismatch(f"grad_rnn was generated for xs float64 (any, 3), got {xs.dtype} "
-                                f"{xs.shape}")
+    if type(Wx) is not np.ndarray or Wx.shape != (4, 3) or Wx.dtype != float64:
+        _mismatch('Wx', Wx, 'float64 (4, 3)')
+    if type(Wh) is not np.ndarray or Wh.shape != (4, 4) or Wh.dtype != float64:
+        _mismatch('Wh', Wh, 'float64 (4, 4)')
+    if type(xs) is not np.ndarray or xs.shape[1:] != (3,) or xs.dtype != float64:
+        _mismatch('xs', xs, 'float64 (any, 3)')
     # golden_programs.py:26  h = np.zeros(Wh.shape[0])
     h = np.zeros(4)
     # golden_programs.py:27  for x in xs:
@@ -63,3 +51,11 @@ def grad_rnn(Wx, Wh, xs):
     dWx = t2s.T @ xs
     dWh = t2s.T @ hs[:n_xs]
     return out, dWx, dWh, dxs
+
+
+def _mismatch(label, value, expected):
+    """Refuse an argument unlike the example's, saying what it is."""
+    got = type(value).__qualname__
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        got += f" {value.dtype} {value.shape}"
+    raise SignatureMismatch(f"grad_rnn was generated for {label} {expected}, got {got}")

@@ -16,21 +16,12 @@ float64 = np.dtype(np.float64)
 
 
 def grad_row_scores(X, w, n):
-    if type(X) is not np.ndarray:
-        raise SignatureMismatch("grad_row_scores was generated for X of type ndarray, got "
-                                f"{type(X).__qualname__}")
-    if X.shape != (8, 3) or X.dtype != float64:
-        raise SignatureMismatch("grad_row_scores was generated for X float64 (8, 3), got "
-                                f"{X.dtype} {X.shape}")
-    if type(w) is not np.ndarray:
-        raise SignatureMismatch("grad_row_scores was generated for w of type ndarray, got "
-                                f"{type(w).__qualname__}")
-    if w.shape != (3,) or w.dtype != float64:
-        raise SignatureMismatch(f"grad_row_scores was generated for w float64 (3,), got {w.dtype} "
-                                f"{w.shape}")
+    if type(X) is not np.ndarray or X.shape != (8, 3) or X.dtype != float64:
+        _mismatch('X', X, 'float64 (8, 3)')
+    if type(w) is not np.ndarray or w.shape != (3,) or w.dtype != float64:
+        _mismatch('w', w, 'float64 (3,)')
     if type(n) is not int:
-        raise SignatureMismatch("grad_row_scores was generated for n of type int, got "
-                                f"{type(n).__qualname__}")
+        _mismatch('n', n, 'of type int')
     # golden_programs.py:177  for t in range(n):
     if not n >= 0:
         _other_path("`n >= 0` was True (golden_programs.py:177)")
@@ -53,6 +44,16 @@ def grad_row_scores(X, w, n):
         dX[t] += t3 * w
         dw += t3 * X[t]
     return total, dX, dw, None
+
+
+def _mismatch(label, value, expected):
+    """Refuse an argument unlike the example's, saying what it is."""
+    got = type(value).__qualname__
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        got += f" {value.dtype} {value.shape}"
+    else:
+        got = f"{value!r:.60}"
+    raise SignatureMismatch(f"grad_row_scores was generated for {label} {expected}, got {got}")
 
 
 def _other_path(fact):

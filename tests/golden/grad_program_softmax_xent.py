@@ -15,24 +15,12 @@ int64 = np.dtype(np.int64)
 
 
 def grad_softmax_xent(W, X, labels):
-    if type(W) is not np.ndarray:
-        raise SignatureMismatch("grad_softmax_xent was generated for W of type ndarray, got "
-                                f"{type(W).__qualname__}")
-    if W.shape != (6, 4) or W.dtype != float64:
-        raise SignatureMismatch("grad_softmax_xent was generated for W float64 (6, 4), got "
-                                f"{W.dtype} {W.shape}")
-    if type(X) is not np.ndarray:
-        raise SignatureMismatch("grad_softmax_xent was generated for X of type ndarray, got "
-                                f"{type(X).__qualname__}")
-    if X.shape != (10, 6) or X.dtype != float64:
-        raise SignatureMismatch("grad_softmax_xent was generated for X float64 (10, 6), got "
-                                f"{X.dtype} {X.shape}")
-    if type(labels) is not np.ndarray:
-        raise SignatureMismatch("grad_softmax_xent was generated for labels of type ndarray, got "
-                                f"{type(labels).__qualname__}")
-    if labels.shape != (10,) or labels.dtype != int64:
-        raise SignatureMismatch("grad_softmax_xent was generated for labels int64 (10,), got "
-                                f"{labels.dtype} {labels.shape}")
+    if type(W) is not np.ndarray or W.shape != (6, 4) or W.dtype != float64:
+        _mismatch('W', W, 'float64 (6, 4)')
+    if type(X) is not np.ndarray or X.shape != (10, 6) or X.dtype != float64:
+        _mismatch('X', X, 'float64 (10, 6)')
+    if type(labels) is not np.ndarray or labels.shape != (10,) or labels.dtype != int64:
+        _mismatch('labels', labels, 'int64 (10,)')
     # golden_programs.py:52  logits = X @ W
     logits = X @ W
     # golden_programs.py:53  shifted = logits - np.max(logits, axis=1, keepdims=True)
@@ -59,3 +47,11 @@ def grad_softmax_xent(W, X, labels):
     # golden_programs.py:52  logits = X @ W
     dW = X.T @ dlogits
     return out, dW, None, None
+
+
+def _mismatch(label, value, expected):
+    """Refuse an argument unlike the example's, saying what it is."""
+    got = type(value).__qualname__
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        got += f" {value.dtype} {value.shape}"
+    raise SignatureMismatch(f"grad_softmax_xent was generated for {label} {expected}, got {got}")

@@ -15,18 +15,10 @@ float64 = np.dtype(np.float64)
 
 
 def grad_user_rule(w, X):
-    if type(w) is not np.ndarray:
-        raise SignatureMismatch("grad_user_rule was generated for w of type ndarray, got "
-                                f"{type(w).__qualname__}")
-    if w.shape != (3,) or w.dtype != float64:
-        raise SignatureMismatch(f"grad_user_rule was generated for w float64 (3,), got {w.dtype} "
-                                f"{w.shape}")
-    if type(X) is not np.ndarray:
-        raise SignatureMismatch("grad_user_rule was generated for X of type ndarray, got "
-                                f"{type(X).__qualname__}")
-    if X.shape != (4, 3) or X.dtype != float64:
-        raise SignatureMismatch(f"grad_user_rule was generated for X float64 (4, 3), got {X.dtype} "
-                                f"{X.shape}")
+    if type(w) is not np.ndarray or w.shape != (3,) or w.dtype != float64:
+        _mismatch('w', w, 'float64 (3,)')
+    if type(X) is not np.ndarray or X.shape != (4, 3) or X.dtype != float64:
+        _mismatch('X', X, 'float64 (4, 3)')
     # golden_programs.py:166  return np.sum(softplus(X @ w))
     t1 = X @ w
     out = golden_programs.softplus(t1).sum()
@@ -35,3 +27,11 @@ def grad_user_rule(w, X):
     dt1 = 1.0 / (1 + np.exp(-t1))
     dw = dt1 @ X
     return out, dw, None
+
+
+def _mismatch(label, value, expected):
+    """Refuse an argument unlike the example's, saying what it is."""
+    got = type(value).__qualname__
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        got += f" {value.dtype} {value.shape}"
+    raise SignatureMismatch(f"grad_user_rule was generated for {label} {expected}, got {got}")

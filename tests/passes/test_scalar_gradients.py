@@ -12,7 +12,7 @@ from yota_src.api import numerical_gradient
 
 def backward_of(fn, *args, **options) -> str:
     source = ys.simplegrad(fn, *args, **options).source
-    return source[source.index("# backward"):]
+    return source[source.index("# backward"):].split("\n\n\n")[0]
 
 
 def three_reads(x):

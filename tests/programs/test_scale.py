@@ -208,7 +208,7 @@ def test_a_saved_module_stays_small_and_checks_the_array_it_reads(tmp_path, monk
         assert np.allclose(ours, theirs)
     monkeypatch.setattr(helpers_scale, "W", np.ones((3, 3)))
     with pytest.raises(ValueError, match=r"generated for helpers_scale\.W float64 \(20, 20\), "
-                                         r"got float64 \(3, 3\)"):
+                                         r"got ndarray float64 \(3, 3\)"):
         saved(x)
 
 

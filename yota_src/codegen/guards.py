@@ -14,6 +14,7 @@ import enum
 import operator
 import re
 import types
+from typing import NamedTuple
 
 import numpy as np
 
@@ -25,7 +26,6 @@ from yota_src.codegen.layout import (
     condition_lines,
     message,
     quoted,
-    raising,
     wrapped,
 )
 from yota_src.codegen.loader import InProcessOnly
@@ -48,6 +48,19 @@ from yota_src.ir.tape import Guard, Tape
 from yota_src.tracing import array_library
 
 
+class Check(NamedTuple):
+    """A signature check: `condition` holds where the argument, reached by
+    `code`, is not what the code reads it as; `label` and `expected` say what
+    the code was generated for, `kind` how to describe what came instead."""
+
+    condition: str
+    label: str
+    expected: str
+    code: str
+    kind: str = "value"
+    attributes: tuple = ()
+
+
 class Guards:
     """The module's guards, and the helper data guards raise through."""
 
@@ -61,59 +74,58 @@ class Guards:
         self.fact_names: dict[Fact, str] = {}  # facts decided more than once: module constants
         self.fact_lines: list[str] = []
         self.other_path = names.unused("_other_path")  # the helper guards raise through
+        self.mismatch = names.unused("_mismatch")  # the helper signature checks raise through
+        self.described: set[str] = set()  # what kinds of argument it describes
 
     def signature_guards(self) -> list[str]:
         """Checks that an argument is what the code reads it as: each struct's
         type and keys (in order: the primal may have iterated them), each
         array's type, shape and dtype, each static value, so that any other
-        argument is refused before a line of the body runs."""
-        checks = [check for node in self.sig.containers
-                  for check in self._container_checks(node)]
-        checks += [check for index, leaves in enumerate(self.sig.leaves) for leaf in leaves
-                   for check in self._leaf_checks(index, leaf)]
-        lines = []
-        for condition, refusal, *before in checks:
-            self.module_level.errors.add("SignatureMismatch")
-            lines += [*condition_lines(condition), *("    " + line for line in sum(before, [])),
-                      *raising("SignatureMismatch", refusal, 8)]
-        return lines
+        argument is refused before a line of the body runs. Each part of an
+        argument is one test and one call of the helper that says what came
+        instead."""
+        checks = [self._container_check(node) for node in self.sig.containers]
+        checks += [self._leaf_check(index, leaf) for index, leaves in enumerate(self.sig.leaves)
+                   for leaf in leaves]
+        return [line for check in checks for line in self.check_lines(check)]
+
+    def check_lines(self, check: Check) -> list[str]:
+        """`if` the argument is not what the code reads it as, refuse it."""
+        self.module_level.errors.add("SignatureMismatch")
+        self.described |= {check.kind}
+        attributes = f", {check.attributes!r}" if check.attributes else ""
+        return [*condition_lines(check.condition),  # repr: spelled as `fitted` reads it
+                f"    {self.mismatch}({check.label!r}, {check.code}, {check.expected!r}"
+                f"{attributes})"]
 
     def _subject(self, index: int, path: tuple) -> tuple[str, str]:
         """The code that reaches a part of argument `index`, and its name in messages."""
         return (ast.unparse(self.spell.path(index, path)),
                 path_expression(self.sig.params[index], path))
 
-    def _container_checks(self, node: Container) -> list[tuple[str, str]]:
+    def _container_check(self, node: Container) -> Check:
         code, label = self._subject(node.index, node.path)
-        head = f"{self.name} was generated for {label}"
-        type_name = node.type.__qualname__
-        checks = [(self._type_differs(code, node.type),
-                   message(f"{head} of type {type_name}, got ",
-                           Field(f"type({code}).__qualname__")))]
+        tests = [self._type_differs(code, node.type)]
+        expected = f"of type {node.type.__qualname__}"
+        kind, attributes = "value", ()
         if node.kind == "sequence":
             n = len(node.keys)
-            checks.append((f"len({code}) != {n}",
-                           message(f"{head} with {n} items, got ", Field(f"len({code})"))))
+            tests.append(f"len({code}) != {n}")
+            expected, kind = f"{expected} with {n} items", "sequence"
         elif node.kind == "dict":
             keys = ast.unparse(ast.List([
                 self.spell.dict_key(key, node.index, node.path + ((ITEM, key),))
                 for key in node.keys]))
-            checks.append((f"list({code}) != {keys}",
-                           message(f"{head} with the keys {keys} in this order, got ",
-                                   Field(f"list({code})"))))
+            tests.append(f"list({code}) != {keys}")
+            expected, kind = f"{expected} with the keys {keys} in this order", "dict"
         elif node.keys:
-            names = ast.unparse(self.spell.literal(node.keys))
-            name = "name" if "name" not in self.params else self.names.fresh("name")
-            missing = "missing" if "missing" not in self.params else self.names.fresh("missing")
+            attributes = tuple(node.keys)
             present = [f"hasattr({code}, {ast.unparse(self.spell.literal(key))})"
-                       for key in node.keys]
-            checks.append((f"not ({' and '.join(present)})" if len(present) > 1  # no list made
-                           else f"not {present[0]}",                      # on every call
-                           message(f"{head} with the attributes {names}, missing: ",
-                                   Field(missing)),
-                           [f"{missing} = [{name} for {name} in {names} "
-                            f"if not hasattr({code}, {name})]"]))
-        return checks
+                       for key in node.keys]  # no list made on every call
+            tests.append(f"not ({' and '.join(present)})" if len(present) > 1
+                         else f"not {present[0]}")
+            kind = "attributes"  # the helper names them
+        return Check(" or ".join(tests), label, expected, code, kind, attributes)
 
     def _type_differs(self, expr: str, cls: type) -> str:
         """`type(x) is not list`; a class generated code cannot name without
@@ -125,51 +137,46 @@ class Guards:
             return f"type({expr}) is not {path}"
         return f"type({expr}).__qualname__ != {cls.__qualname__!r}"
 
-    def _leaf_checks(self, index: int, leaf) -> list[tuple[str, str]]:
+    def _leaf_check(self, index: int, leaf) -> Check:
         code, label = self._subject(index, leaf.path)
-        head = f"{self.name} was generated for {label}"
         if leaf.kind == STATIC and index in self.tape.free_counts and not leaf.path:
-            return [(self._type_differs(code, int),  # a trip count: any int
-                     message(f"{head} of type int, got ", Field(f"type({code}).__qualname__")))]
+            return Check(self._type_differs(code, int), label, "of type int", code)  # a trip count
         if leaf.kind == STATIC:
-            return [self._static_check(code, label, leaf.value, head)]
-        got_type = Field(f"type({code}).__qualname__")
+            return self._static_check(code, label, leaf.value)
         if leaf.kind == GENERATOR:
-            return [(self._type_differs(code, leaf.type),
-                     message(f"{head} of type {leaf.type.__qualname__}, got ", got_type))]
+            return Check(self._type_differs(code, leaf.type), label,
+                         f"of type {leaf.type.__qualname__}", code)
         if leaf.scalar:
-            kind = leaf.describe()
             if leaf.type in (float, np.float64, complex, np.complex128):
                 python_type = "float" if leaf.type in (float, np.float64) else "complex"
                 test = f"not isinstance({code}, {python_type})"
             else:
                 test = self._type_differs(code, leaf.type)
-            return [(test, message(f"{head} of type {kind}, got ", got_type))]
+            return Check(test, label, f"of type {leaf.describe()}", code)
         if index in self.tape.free_counts and not leaf.path:  # any number of rows
-            return self.array_checks(code, head, leaf.type, leaf.shape, leaf.dtype,
-                                     leaf.describe_rows())
-        return self.array_checks(code, head, leaf.type, leaf.shape, leaf.dtype)
+            return self.array_check(code, label, leaf.type, leaf.shape, leaf.dtype,
+                                    leaf.describe_rows())
+        return self.array_check(code, label, leaf.type, leaf.shape, leaf.dtype)
 
-    def array_checks(self, code: str, head: str, cls: type, shape: tuple,
-                     dtype, rows: str | None = None) -> list[tuple[str, str]]:
+    def array_check(self, code: str, label: str, cls: type, shape: tuple, dtype,
+                    rows: str | None = None) -> Check:
         """The array `code` is a `cls` of this shape and dtype (`rows`: of any
         number of rows, so described)."""
-        got_type = (Field(f"type({code}).__qualname__"),)
         kind = cls.__qualname__
         if self.sig.library != array_library.NUMPY and cls is np.ndarray:  # either is `ndarray`
             kind = f"{self.sig.library}.{kind}"
-            got_type = (Field(f"type({code}).__module__"), ".", *got_type)
         test = f"{code}.shape != {shape!r}"
         if rows is not None:
             test = f"{code}.shape[1:] != {shape[1:]!r}" if len(shape) > 1 \
                 else f"{code}.ndim != 1"
-        return [(self._type_differs(code, cls),
-                 message(f"{head} of type {kind}, got ", *got_type)),
-                (f"{test} or {code}.dtype != {self.spell.guard_dtype(dtype)}",
-                 message(f"{head} {rows or describe_dtype(dtype) + ' ' + str(shape)}, got ",
-                         Field(f"{code}.dtype"), " ", Field(f"{code}.shape")))]
+        expected = rows or f"{describe_dtype(dtype)} {shape}"
+        if kind != "ndarray":
+            expected = f"{expected}, a {kind}"
+        return Check(f"{self._type_differs(code, cls)} or {test} or "
+                     f"{code}.dtype != {self.spell.guard_dtype(dtype)}",
+                     label, expected, code, "array")
 
-    def _static_check(self, code: str, label: str, value, head: str) -> tuple[str, str]:
+    def _static_check(self, code: str, label: str, value) -> Check:
         """By value where the code can spell it, by identity otherwise (and for
         a value holding a NaN, which no spelling of it equals). An enum member
         is known by its class's qualified name and its own, as classes are, so
@@ -178,23 +185,22 @@ class Guards:
             member = f"{type(value).__qualname__}.{value.name}"
             test = (f"type({code}).__qualname__ != {type(value).__qualname__!r} "
                     f"or {code}.name != {value.name!r}")
-            return test, message(f"{head} is {member}, got ", Field(code, "r"))
+            return Check(test, label, f"is {member}", code)
         try:
             spelled = None if has_nan(value) else ast.unparse(self.spell.literal(value))
         except CodegenError:
             spelled = None
         if spelled is None:
-            return self._identity_check(code, label, value, head)
-        got = Field(code, "r")
+            return self._identity_check(code, label, value)
         if value is None or isinstance(value, (bool, types.ModuleType)) or callable(value):
-            return f"{code} is not {spelled}", message(f"{head} is {spelled}, got ", got)
+            return Check(f"{code} is not {spelled}", label, f"is {spelled}", code)
         if isinstance(value, (int, float, complex, np.number, np.bool_)):
             test = f"{self._type_differs(code, type(value))} or {code} != {spelled}"
         else:
             test = f"{code} != {spelled}"
-        return test, message(f"{head} == {spelled}, got ", got)
+        return Check(test, label, f"== {spelled}", code)
 
-    def _identity_check(self, code: str, label: str, value, head: str) -> tuple[str, str]:
+    def _identity_check(self, code: str, label: str, value) -> Check:
         """A value with no spelling (a lambda, a local function, an object) is
         compared with the live object, bound by the in-process loader; a saved
         copy of the module has no such object, so saving is refused."""
@@ -203,8 +209,39 @@ class Guards:
         self.module_level.identities.append(
             f"{name} = None  # {comment(f'{label}: {description}')}")
         self.module_level.live[name] = InProcessOnly(value, f"{label} is {description}")
-        return (f"{code} is not {name}",
-                message(f"{head} is {description} (that very object), got ", Field(code, "r")))
+        return Check(f"{code} is not {name}", label, f"is {description} (that very object)",
+                     code)
+
+    def mismatch_helper(self) -> list[str]:
+        """The one function every signature check raises through: it says
+        what came instead, as far as the checks it serves need."""
+        said = [("array", 'hasattr(value, "shape") and hasattr(value, "dtype")',
+                 'f" {value.dtype} {value.shape}"'),
+                ("sequence", "isinstance(value, (list, tuple))", 'f" of {len(value)} items"'),
+                ("dict", "isinstance(value, dict)", 'f" with the keys {list(value)}"'),
+                ("attributes", "attributes", 'f", missing {[name for name in attributes '
+                 'if not hasattr(value, name)]}"'),
+                ("value", None, 'f"{value!r:.60}"')]
+        branches = [(test, text) for kind, test, text in said if kind in self.described]
+        attributes = ", attributes=()" if "attributes" in self.described else ""
+        lines = [f"def {self.mismatch}(label, value, expected{attributes}):",
+                 '    """Refuse an argument unlike the example\'s, saying what it is."""',
+                 "    got = type(value).__qualname__"]
+        if self.sig.library != array_library.NUMPY:  # which library's `ndarray`
+            lines.append('    got = f"{type(value).__module__}.{got}"')
+        if attributes:
+            lines += ["    if attributes:",
+                      '        expected += f" with the attributes {attributes}"']
+        for number, (test, text) in enumerate(branches):
+            if test is None and number == 0:
+                lines.append(f"    got = {text}")
+            else:
+                lines += [f"    {'else' if test is None else 'if' if number == 0 else 'elif'}"
+                          f"{'' if test is None else ' ' + test}:",
+                          f"        got {'=' if test is None else '+='} {text}"]
+        refusal = message(f"{self.name} was generated for ", Field("label"), " ",
+                          Field("expected"), ", got ", Field("got"))
+        return lines + wrapped("    raise SignatureMismatch(", refusal, 0)
 
     def guard(self, op: Guard) -> list[str]:
         """`if` the data take another path than the example's, raise through

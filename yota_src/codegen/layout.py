@@ -10,7 +10,9 @@ concatenated literals where one line would be too long.
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from typing import NamedTuple
 
 LINE_LIMIT = 100  # columns: longer statements are written over several lines
@@ -35,19 +37,41 @@ def raising(error: str, message: tuple, indent: int, tail: str = "") -> list[str
 
 
 def condition_lines(condition: str) -> list[str]:
-    """`if condition:`, a parenthesised conjunction too long for one line
-    broken before its `and`s."""
+    """`if condition:`, one too long for a line broken before its `and`s and
+    `or`s (inside parentheses, which it gains where its own do not hold them)."""
     line = f"if {condition}:"
-    if len(line) + 4 <= LINE_LIMIT or not condition.startswith("not (") or " and " not in line:
+    if len(line) + 4 <= LINE_LIMIT:
         return [line]
-    lines, rest = [], line
-    while len(rest) + 4 > LINE_LIMIT and " and " in rest:
-        cut = rest.rfind(" and ", 0, LINE_LIMIT - 4)
-        if cut <= 0:
-            break
-        lines.append(rest[:cut])
-        rest = "        and " + rest[cut + 5:]
-    return lines + [rest]
+    breaks = _boolean_operators(line)
+    if any(depth == 0 for _, depth in breaks):
+        line = f"if ({condition}):"
+        breaks = _boolean_operators(line)
+    starts, previous = [0], None  # each line as long as fits, broken before an operator
+
+    def too_wide(end: int) -> bool:
+        return end - starts[-1] + 4 + (8 if len(starts) > 1 else 0) > LINE_LIMIT
+
+    for at, _ in breaks:
+        if previous is not None and too_wide(at):
+            starts.append(previous)
+        previous = at
+    if previous is not None and previous > starts[-1] and too_wide(len(line)):
+        starts.append(previous)
+    lines = [line[a:b].rstrip() for a, b in zip(starts, starts[1:] + [len(line)])]
+    return [lines[0], *("        " + piece for piece in lines[1:])]
+
+
+def _boolean_operators(line: str) -> list[tuple[int, int]]:
+    """Where each `and`/`or` of a line starts, and how deep in brackets."""
+    found, depth = [], 0
+    for token in tokenize.generate_tokens(io.StringIO(line).readline):
+        if token.type == tokenize.OP and token.string in "([{":
+            depth += 1
+        elif token.type == tokenize.OP and token.string in ")]}":
+            depth -= 1
+        elif token.type == tokenize.NAME and token.string in ("and", "or"):
+            found.append((token.start[1], depth))
+    return found
 
 
 def fitted(line: str) -> list[str]:
@@ -65,7 +89,7 @@ def fitted(line: str) -> list[str]:
         (statement,) = ast.parse(text).body
     except (SyntaxError, ValueError):
         return [line]
-    if isinstance(statement, (ast.Assign, ast.AugAssign, ast.Return)) \
+    if isinstance(statement, (ast.Assign, ast.AugAssign, ast.Return, ast.Expr)) \
             and statement.value is not None:
         value = ast.unparse(statement.value)
         if not text.endswith(value):

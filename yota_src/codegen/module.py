@@ -100,7 +100,10 @@ class ModuleWriter:
             code_start -= 1
         if self.body_name != self.name:
             lines[code_start:code_start] = ["", *self.entry_point(), ""]
-        if self.guards.facts:  # after the function: a reader meets the gradient first
+        # the helpers after the function: a reader meets the gradient first
+        if self.guards.described:
+            lines += ["", "", *self.guards.mismatch_helper()]
+        if self.guards.facts:
             lines += ["", "", *self.guards.other_path_helper()]
         return "\n".join(lines) + "\n"
 

@@ -67,17 +67,16 @@ class OutsideReads:
         label = ast.unparse(reach)
         self.described.append(f"{label} ({what})")
         self.module_level.errors.add("SignatureMismatch")
-        checks = self.guards.array_checks(name, f"{self.name} was generated for {label}",
-                                          type(op.value), op.shape, op.dtype)
+        self.lines.append(f"{name} = {label}")
+        self.lines += self.guards.check_lines(
+            self.guards.array_check(name, label, type(op.value), op.shape, op.dtype))
         if not np.issubdtype(op.dtype, np.inexact):  # folded by its contents: they are checked
             digest = hashlib.sha1(np.ascontiguousarray(op.value).tobytes()).hexdigest()
             sha1 = f"{self.spell.imported('hashlib')}.sha1"
-            checks.append((f"{sha1}({name}.tobytes()).hexdigest() != {digest!r}",
-                           message(f"{self.name} was generated for {label} with "
-                                   f"other contents (sha1 {digest[:12]})")))
-        self.lines.append(f"{name} = {label}")
-        for condition, refusal in checks:
-            self.lines += [f"if {condition}:", *raising("SignatureMismatch", refusal, 8)]
+            self.lines += [f"if {sha1}({name}.tobytes()).hexdigest() != {digest!r}:",
+                           *raising("SignatureMismatch", message(
+                               f"{self.name} was generated for {label} with other contents "
+                               f"(sha1 {digest[:12]})"), 8)]
 
     def _reach(self, op: Const) -> ast.expr | None:
         """`model.W`: the expression that reads `op`'s array from an importable
