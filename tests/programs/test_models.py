@@ -28,11 +28,7 @@ import yota_src as ys
 
 # model -> the first line of the error its checks raise today (paths relative to the
 # root, object addresses as 0x…), for both parts ("grad", "saved") unless a part is named
-_FAILING_TODAY = {
-    # a side effect on an argument that holds no differentiated value
-    "batchnorm": "MutationError: tests/models/batchnorm.py:26: in-place change of an argument "
-                 "(an attribute, item or element of an object passed in)",
-}
+_FAILING_TODAY: dict = {}
 
 KNOWN_FAILURES = {}
 for _key, _reason in _FAILING_TODAY.items():

@@ -188,11 +188,8 @@ class GradientCache:
         with self.lock:
             self.variants.setdefault(key, []).append(compiled)
 
-    def remember(self, function: Callable, options: tuple, args: tuple, key) -> None:
-        """Make a check for this call's arguments leading to `key`'s variants."""
-        check = make_check(options, args)
-        if check is None:
-            return
+    def remember(self, function: Callable, check: Callable, key) -> None:
+        """Lead calls that pass `check` (`make_check`) to `key`'s variants."""
         with self.lock:  # a new list: a call may be reading the old one
             older = self.checks.get(function, [])[:_MAX_CHECKS - 1]
             self.checks[function] = [(check, self.variants[key])] + older

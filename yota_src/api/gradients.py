@@ -23,7 +23,7 @@ from yota_src.api.arguments import (
     target,
     wrt_indices,
 )
-from yota_src.api.cache import GradientCache, other_path
+from yota_src.api.cache import GradientCache, make_check, other_path
 from yota_src.api.pipeline import build, primal
 from yota_src.api.results import Compiled, GradFunction, GradientResult, Pullback
 from yota_src.api.user_facing import user_facing as _user_facing  # "_": pdoc hides it
@@ -120,6 +120,9 @@ def grad(f: Callable, *args, dynamic: bool = False,
     loops = loops_option(loops)
     has_aux = has_aux_option(has_aux)
     key = (fn, signature_key(full_args), wrt_args, loops, has_aux)
+    # the check describes the arguments as they come: the code may write into them
+    check = make_check(options, full_args) \
+        if variants is None and options[1] is not _NO_KEY else None
     compiled, result = _cache.find(key, full_args, dynamic, tried)
     if compiled is None:
         with _cache.building(key):  # concurrent first calls: one traces, the others use its result
@@ -128,8 +131,8 @@ def grad(f: Callable, *args, dynamic: bool = False,
                 compiled = _build_once(key, fn, full_args, wrt_args, loops, has_aux)
                 _cache.add(key, compiled)  # first: a rule the code calls may ask for it again
                 result = compiled.function(*full_args)
-    if variants is None and options[1] is not _NO_KEY:
-        _cache.remember(fn, options, full_args, key)
+    if check is not None:
+        _cache.remember(fn, check, key)
     return result[0], GradientResult(result[n_bound + 1:], compiled)
 
 

@@ -43,6 +43,7 @@ def unroll(fn: Callable, args: tuple, rewind_draws: bool = True, loops: str = "r
         raise
     finally:
         unroller.close_generators()  # generators left unfinished, as Python closes them
+        unroller.writes.put_back()  # writes into arguments: the generated code makes them
     if rewind_draws:
         rewind(unroller.random_states)
     signature.outside = describe_outside(unroller.outside_reads.dependencies.values())

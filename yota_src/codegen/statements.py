@@ -154,6 +154,10 @@ class StatementWriter:
             return []
         if isinstance(op, Call) and op.fn in primitives.INDEX_STORES:
             return self.index_store(op)
+        if isinstance(op, Call) and op.fn is primitives.store_in_argument:
+            index, path, value = op.args  # `bn_param['running_mean'] = running_mean`
+            return [f"{ast.unparse(self.spell.path(index, path))} = "
+                    f"{ast.unparse(self.spell.literal(value))}"]
         if is_loop(op):
             return loop_code.loop_statements(self, op)
         if is_loop_output(op):  # a variable the loop sets

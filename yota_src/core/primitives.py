@@ -55,6 +55,17 @@ def tolist(a):
     return a.tolist()
 
 
+def store_in_argument(index: int, path: tuple, value):
+    """`bn_param["running_mean"] = value` (an item or attribute of positional
+    argument `index`, reached by `path`): a write the primal makes into an
+    object passed in, which generated code makes too. Never run: codegen
+    writes it as an assignment."""
+    raise AssertionError("store_in_argument is written by codegen, never called")
+
+
+store_in_argument.effectful = lambda: True  # kept, in order, like a print
+
+
 # Pseudo-primitives printed as a method of their first argument: `a.astype(float)`.
 METHODS = {astype: "astype", item: "item", element: "item", tolist: "tolist"}
 

@@ -13,7 +13,7 @@ import gast
 import numpy as np
 
 from yota_src.core import distributions, primitives
-from yota_src.core.values import is_array
+from yota_src.core.values import ATTR, ITEM, is_array
 from yota_src.errors import MutationError, UnsupportedSyntaxError
 from yota_src.tracing.array_methods import ArrayMethod
 from yota_src.tracing.ownership import inlinable
@@ -55,7 +55,9 @@ class Access:
                 return unroller.calls.inline_function(found.fget, (obj,), {}, node, frame)
             if name in (getattr(obj, "__dict__", None) or ()):
                 owner = None  # the instance's own attribute
-        return outside.read_attribute(obj, name, getattr(obj, name), owner)
+        value = getattr(obj, name)
+        unroller.writes.read_back(obj, (ATTR, name), value)
+        return outside.read_attribute(obj, name, value, owner)
 
     def traced_attribute(self, x: Traced, name: str, node, frame):
         value = x.value
@@ -109,7 +111,10 @@ class Access:
                 found = unroller.natively(node, frame, operator.getitem, obj, index)
                 return unroller.outside_reads.part_of(obj, found, None)
             index = unroller.decisions.concretize(index, operator.index, node, frame)
-        return unroller.outside_reads.part_of(obj, obj[index], index)
+        found = obj[index]
+        if not isinstance(index, slice):
+            unroller.writes.read_back(obj, (ITEM, index), found)
+        return unroller.outside_reads.part_of(obj, found, index)
 
     def store_item(self, container, index, value, target, frame) -> None:
         """`container[index] = value`, the container and index evaluated."""
@@ -123,12 +128,14 @@ class Access:
             raise MutationError("in-place change of an array the function did not create",
                                 unroller.location_of(target, frame),
                                 hint="Copy it into a local array first.")
-        unroller.outside_reads.refuse_write(container, target, frame)
         if isinstance(container, SEQUENCES) and isinstance(index, Traced):
-            position = unroller.decisions.concretize(index, operator.index, target.slice, frame)
-            container[position] = value
-        else:  # a dict stores under the key's value, a traced key kept as it is
-            unroller.natively(target, frame, operator.setitem, container, index, value)
+            index = unroller.decisions.concretize(index, operator.index, target.slice, frame)
+        if isinstance(index, (Traced, slice)):  # a key from the data, or several items
+            unroller.outside_reads.refuse_write(container, target, frame)
+        else:
+            unroller.writes.into_argument(container, (ITEM, index), value, target, frame)
+        # a dict stores under the key's value, a traced key kept as it is
+        unroller.natively(target, frame, operator.setitem, container, index, value)
 
     # -- iteration and length ------------------------------------------------------------
 

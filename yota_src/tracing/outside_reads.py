@@ -33,7 +33,11 @@ class OutsideReads:
         self.unroller = unroller
         self.dependencies: dict = {}  # what the trace read from outside the arguments
         self.watched: dict[int, object] = {}  # objects from outside, by id: attribute reads count
-        self.held: dict[int, object] = {}  # objects the arguments hold, by id: never written
+        self.held: dict[int, object] = {}  # objects the arguments hold, by id
+        # where each was reached first ((ITEM, argument index), step, ...), and those
+        # reached twice, whose writes the generated code could not aim at one place
+        self.held_paths: dict[int, tuple] = {}
+        self.aliased: set[int] = set()
         self.outside: dict[int, object] = {}  # every object read from outside, by id: never written
         self.outside_names: dict[int, str] = {}  # the names outside containers were read by
         # outside objects, by id -> (module name, path): how an import reaches them again
@@ -207,20 +211,24 @@ class OutsideReads:
 
     # -- objects that must not change -------------------------------------------------
 
-    def hold(self, structure) -> None:
+    def hold(self, structure, path: tuple = ()) -> None:
         """Remember the containers and objects an argument holds (the mirrors
-        made for it, and its parts passed as they are): writes to them are
-        refused, and reads of objects that are not mirrored field by field
-        (a SimpleNamespace, a deque, an enum) are dependencies, like reads of
-        outside objects."""
+        made for it, and its parts passed as they are) and where: writes to
+        them are replayed or refused (writes.py), and reads of objects that
+        are not mirrored field by field (a SimpleNamespace, a deque, an enum)
+        are dependencies, like reads of outside objects."""
         if structure is None or isinstance(structure, (Traced, str, bytes, int, float, complex,
                                                        np.generic)) or is_array(structure) \
-                or id(structure) in self.held or outside_by_nature(structure):
+                or outside_by_nature(structure):
+            return
+        if id(structure) in self.held:
+            self.aliased.add(id(structure))
             return
         self.held[id(structure)] = structure
+        self.held_paths[id(structure)] = path
         if kind_of(structure) == "struct":
-            for _, child in children(structure):
-                self.hold(child)
+            for step, child in children(structure):
+                self.hold(child, path + (step,))
         elif _watched(structure):
             self.watched[id(structure)] = structure
 

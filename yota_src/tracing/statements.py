@@ -15,6 +15,7 @@ import gast
 import numpy as np
 
 from yota_src.core import operators
+from yota_src.core.values import ATTR
 from yota_src.errors import LoopEntry, MutationError, UnsupportedSyntaxError, YotaError
 from yota_src.ir import contexts
 from yota_src.tracing import counts, rolling
@@ -54,8 +55,9 @@ class Statements:
             if isinstance(obj, Traced):
                 raise MutationError("assignment to an attribute of an array",
                                     self.unroller.location_of(target, frame))
-            self.unroller.outside_reads.refuse_write(obj, target, frame)
-            setattr(obj, frame.source.mangle(target.attr), value)
+            name = frame.source.mangle(target.attr)
+            self.unroller.writes.into_argument(obj, (ATTR, name), value, target, frame)
+            setattr(obj, name, value)
         else:
             raise self.unroller.unsupported(target, frame, "this assignment target")
 
@@ -151,8 +153,9 @@ class Statements:
         if isinstance(target, gast.Subscript):
             self.unroller.access.store_item(container, index, new, target, frame)
         elif isinstance(target, gast.Attribute):
-            self.unroller.outside_reads.refuse_write(owner, target, frame)
-            setattr(owner, frame.source.mangle(target.attr), new)
+            name = frame.source.mangle(target.attr)
+            self.unroller.writes.into_argument(owner, (ATTR, name), new, target, frame)
+            setattr(owner, name, new)
         else:
             self.bind(target, new, frame)
 

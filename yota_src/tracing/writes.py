@@ -11,8 +11,9 @@ import operator
 import numpy as np
 
 from yota_src.core import primitives
+from yota_src.core.values import ATTR
 from yota_src.errors import MutationError
-from yota_src.ir.tape import Const, Input
+from yota_src.ir.tape import Call, Const, Input
 from yota_src.tracing.source import node_text
 from yota_src.tracing.traced import Traced, has_traced, traced_in, values_of
 
@@ -23,10 +24,81 @@ ACCUMULATING_AT = {np.add: 1, np.subtract: -1}
 
 class Writes:
     """Writes into arrays the function made; arguments and arrays from
-    outside are refused, as the change would escape the tape."""
+    outside are refused, as the change would escape the tape. Items and
+    attributes set on an object passed in are replayed by the generated code
+    (`into_argument`)."""
 
     def __init__(self, unroller):
         self.unroller = unroller
+        self.undo: list[tuple] = []  # (object, step, had it, old value): put back after the trace
+        self.written: dict[tuple, object] = {}  # (id of object, step) -> where it was written
+
+    def into_argument(self, obj, step: tuple, value, node, frame) -> None:
+        """`bn_param["running_mean"] = v`, `model.mode = "train"`, `xs[0] = v`
+        into an object passed in: the generated code makes the same write into
+        the same object, after the same earlier effects; the gradient is
+        computed as the tape's dataflow says, so a later read of what was
+        written is refused (`read_back`). The caller makes the write; it is
+        undone when the trace ends (`put_back`), since the call of the
+        generated code makes it. Objects from outside, objects reached by two
+        paths and values generated code cannot spell are refused."""
+        outside = self.unroller.outside_reads
+        path = outside.held_paths.get(id(obj))
+        where = self.unroller.location_of(node, frame)
+        if not path or not self.unroller.user_code or id(obj) in outside.outside:
+            outside.refuse_write(obj, node, frame)  # raises where it is not the arguments'
+            return
+        if id(obj) in outside.aliased:
+            raise MutationError(
+                "in-place change of an object passed in that the arguments hold twice", where,
+                hint="The generated code repeats a write into an argument at one place: pass "
+                     "the object once, or return the new value instead.")
+        if not (isinstance(value, Traced) or _spelled_as_literal(value)) \
+                or not _spelled_as_literal(step[1]):
+            raise MutationError(
+                "in-place change of an argument with a "
+                f"{'function' if callable(value) else type(value).__name__} value",
+                where, hint="The generated code repeats writes into arguments of arrays, "
+                            "numbers, strings, None and tuples of them: return anything else.")
+        kind, key = step
+        had = hasattr(obj, key) if kind == ATTR else \
+            (key in obj if isinstance(obj, dict) else True)
+        old = (getattr(obj, key, None) if kind == ATTR else obj[key] if had else None)
+        self.undo.append((obj, step, had, old))
+        self.written[(id(obj), step)] = where
+        recorder = self.unroller.recorder
+        depends = isinstance(value, Traced) and value.op.depends
+        recorder.ops.append(Call(primitives.store_in_argument,
+                                 (path[0][1], path[1:] + (step,), recorder.refs(value, where)),
+                                 {}, None, None, where, depends))
+
+    def read_back(self, obj, step: tuple, value) -> None:
+        """What the function wrote into an argument, read again as a value
+        computed from the arguments: refused, so that a gradient never depends
+        on a write the caller sees."""
+        where = self.written.get((id(obj), step))
+        if where is None or not (isinstance(value, Traced) and value.op.depends):
+            return
+        raise MutationError(
+            f"a value written into an argument at {where.short if where else 'an earlier line'} "
+            "is read back", self.unroller.loc,
+            hint="The generated code repeats writes into arguments whose value the loss does "
+                 "not read again: keep the value in a local variable and read that.")
+
+    def put_back(self) -> None:
+        """Undo the trace's writes into arguments, latest first: the call of
+        the generated code makes them."""
+        for obj, (kind, key), had, old in reversed(self.undo):
+            if kind == ATTR:
+                if had:
+                    setattr(obj, key, old)
+                else:
+                    delattr(obj, key)
+            elif had:
+                obj[key] = old
+            else:
+                del obj[key]
+        self.undo.clear()
 
     def mutate(self, target: Traced, new: Traced, node, frame, written=None) -> None:
         """Apply an in-place change: every alias of `target` now holds `new`.
@@ -190,3 +262,13 @@ def _region(array: np.ndarray, index):
     as_slices = tuple(slice(i, i + 1 if i != -1 else None)
                       if isinstance(i, (int, np.integer)) else i for i in items)
     return array[as_slices]
+
+
+def _spelled_as_literal(value) -> bool:
+    """A value generated code writes as a literal: numbers, text, None, and
+    tuples and lists of them."""
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        return True
+    if type(value) in (tuple, list):
+        return all(_spelled_as_literal(item) for item in value)
+    return False
