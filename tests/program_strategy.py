@@ -169,11 +169,44 @@ def check_program(source: str, shapes, seed: int) -> None:
     except ControlFlowChanged:
         pass  # refused: the data decides another way
     ys.check_grad(module.program, *other, rtol=1e-4, atol=1e-6)
+    check_other_sizes(module.program, args)
     rng = np.random.default_rng(seed)
     module.rebind(float(rng.choice([-1.5, 0.5, 3.0])), float(rng.uniform(-2, 2)))
     ys.check_grad(module.program, *args, rtol=1e-4, atol=1e-6)
 
 
+def check_other_sizes(program, args) -> None:
+    """The module made at the example's sizes, called at others (each size of
+    2 or more grown by 2, equal sizes alike): refused, or the value and the
+    gradients of the gradient traced at those sizes."""
+    import yota_src as ys
+    from yota_src.errors import ControlFlowChanged, SignatureMismatch
+
+    df = ys.simplegrad(program, *args)
+    other = [_grown(a) for a in args]
+    try:
+        expected = program(*other)
+    except Exception:  # noqa: BLE001 - the program itself does not run at these sizes
+        return
+    try:
+        value, *grads = df(*other)
+    except (SignatureMismatch, ControlFlowChanged):
+        return  # refused
+    np.testing.assert_allclose(value, expected, rtol=1e-9, atol=1e-12)
+    _, reference = ys.grad(program, *other, dynamic=True)
+    for got, want in zip(grads, reference):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
 def arguments(shapes, seed: int):
     rng = np.random.default_rng(seed)
     return [rng.uniform(-1.0, 1.0, shape) for shape in shapes]
+
+
+def _grown(a):
+    """`a` with each axis of 2 or more grown by 2, its data repeated."""
+    for axis in range(np.ndim(a)):
+        n = a.shape[axis]
+        if n >= 2:
+            a = np.take(a, np.arange(n + 2) % n, axis=axis)
+    return a

@@ -431,7 +431,7 @@ def test_scipy_becomes_cupyx_scipy_without_importing_scipy(cp):
 
 def test_the_guard_says_which_library(cp):
     df = ys.simplegrad(vector_sum, cp.ones(3))
-    expected = r"x float64 \(3,\), a cupy.ndarray, got numpy.ndarray float64 \(3,\)"
+    expected = r"x float64 \(N,\), a cupy.ndarray, got numpy.ndarray float64 \(3,\)"
     with pytest.raises(ValueError, match=expected):
         df(np.ones(3))
 

@@ -1,6 +1,6 @@
 """Gradient of branch.energy (source sha1 97bc041a1a17).
 
-Specialised to: x float64 (3,).
+Specialised to: x float64 (N,).
 
 Data-dependent facts: branch.py:10 `np.sum(x) > 0` was True.
 
@@ -11,13 +11,14 @@ import numpy as np
 # Raised when called outside the specialisation above; both are ValueError.
 SignatureMismatch = ControlFlowChanged = ValueError
 
-# The dtypes the guards compare with, made once.
+# The type and dtypes the guards compare with, made once.
+ndarray = np.ndarray
 float64 = np.dtype(np.float64)
 
 
 def grad_energy(x):
-    if type(x) is not np.ndarray or x.shape != (3,) or x.dtype != float64:
-        _mismatch('x', x, 'float64 (3,)')
+    if type(x) is not ndarray or x.ndim != 1 or x.dtype != float64:
+        _mismatch('x', x, 'float64 (N,)')
     # branch.py:10  if np.sum(x) > 0:
     if not x.sum() > 0:
         _other_path("`np.sum(x) > 0` was True (branch.py:10)")

@@ -1,6 +1,6 @@
 """Gradient of golden_programs.branch (source sha1 a0b300b9ce42).
 
-Specialised to: x float64 (3,); y float64 (3,).
+Specialised to: x float64 (N,); y float64 (N,).
 
 Data-dependent facts: golden_programs.py:114 `s > 0` was True.
 
@@ -11,15 +11,17 @@ import numpy as np
 # Raised when called outside the specialisation above; both are ValueError.
 SignatureMismatch = ControlFlowChanged = ValueError
 
-# The dtypes the guards compare with, made once.
+# The type and dtypes the guards compare with, made once.
+ndarray = np.ndarray
 float64 = np.dtype(np.float64)
 
 
 def grad_branch(x, y):
-    if type(x) is not np.ndarray or x.shape != (3,) or x.dtype != float64:
-        _mismatch('x', x, 'float64 (3,)')
-    if type(y) is not np.ndarray or y.shape != (3,) or y.dtype != float64:
-        _mismatch('y', y, 'float64 (3,)')
+    if type(x) is not ndarray or x.ndim != 1 or x.dtype != float64:
+        _mismatch('x', x, 'float64 (N,)')
+    N, = x.shape
+    if type(y) is not ndarray or y.shape != (N,) or y.dtype != float64:
+        _mismatch('y', y, f'float64 ({N},)')
     # golden_programs.py:113  s = np.sum(x * y)
     s = (x * y).sum()
     # golden_programs.py:114  if s > 0:

@@ -9,12 +9,13 @@ import numpy as np
 # Raised when called outside the specialisation above; it is ValueError.
 SignatureMismatch = ValueError
 
-# The dtypes the guards compare with, made once.
+# The type and dtypes the guards compare with, made once.
+ndarray = np.ndarray
 float64 = np.dtype(np.float64)
 
 
 def grad_polynomial(x):
-    if type(x) is not np.ndarray or x.shape != (3,) or x.dtype != float64:
+    if type(x) is not ndarray or x.shape != (3,) or x.dtype != float64:
         _mismatch('x', x, 'float64 (3,)')
     # golden_programs.py:16  a = x[0] * x[1] ** 2
     x0 = x[0]

@@ -9,16 +9,17 @@ import numpy as np
 # Raised when called outside the specialisation above; it is ValueError.
 SignatureMismatch = ValueError
 
-# The dtypes the guards compare with, made once.
+# The type and dtypes the guards compare with, made once.
+ndarray = np.ndarray
 float64 = np.dtype(np.float64)
 
 
 def grad_rnn(Wx, Wh, xs):
-    if type(Wx) is not np.ndarray or Wx.shape != (4, 3) or Wx.dtype != float64:
+    if type(Wx) is not ndarray or Wx.shape != (4, 3) or Wx.dtype != float64:
         _mismatch('Wx', Wx, 'float64 (4, 3)')
-    if type(Wh) is not np.ndarray or Wh.shape != (4, 4) or Wh.dtype != float64:
+    if type(Wh) is not ndarray or Wh.shape != (4, 4) or Wh.dtype != float64:
         _mismatch('Wh', Wh, 'float64 (4, 4)')
-    if type(xs) is not np.ndarray or xs.shape[1:] != (3,) or xs.dtype != float64:
+    if type(xs) is not ndarray or xs.shape[1:] != (3,) or xs.dtype != float64:
         _mismatch('xs', xs, 'float64 (any, 3)')
     # golden_programs.py:26  h = np.zeros(Wh.shape[0])
     h = np.zeros(4)

@@ -11,14 +11,15 @@ import numpy as np
 # Raised when called outside the specialisation above; both are ValueError.
 SignatureMismatch = ControlFlowChanged = ValueError
 
-# The dtypes the guards compare with, made once.
+# The type and dtypes the guards compare with, made once.
+ndarray = np.ndarray
 float64 = np.dtype(np.float64)
 
 
 def grad_row_scores(X, w, n):
-    if type(X) is not np.ndarray or X.shape != (8, 3) or X.dtype != float64:
+    if type(X) is not ndarray or X.shape != (8, 3) or X.dtype != float64:
         _mismatch('X', X, 'float64 (8, 3)')
-    if type(w) is not np.ndarray or w.shape != (3,) or w.dtype != float64:
+    if type(w) is not ndarray or w.shape != (3,) or w.dtype != float64:
         _mismatch('w', w, 'float64 (3,)')
     if type(n) is not int:
         _mismatch('n', n, 'of type int')

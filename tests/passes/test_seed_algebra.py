@@ -53,7 +53,7 @@ def test_a_constant_gradient_is_one_filled_array():
         return np.sum(b) * 2.5
 
     source = ys.simplegrad(f, np.zeros(4)).source
-    assert "db = np.full((4,), 2.5)" in source
+    assert "db = np.full((N,), 2.5)" in source
 
 
 def half_precision_fill(x):
@@ -84,7 +84,7 @@ def test_folding_never_divides_by_zero_itself():
 
 def test_zero_dimensional_constants_are_made_in_the_code():
     source = ys.simplegrad(zero_dimensional_constants, np.ones((3, 4))).source
-    assert "array =" not in source
+    assert "\narray =" not in source
     ys.check_grad(zero_dimensional_constants, normal((3, 4)))
 
 

@@ -167,7 +167,9 @@ def _build_once(key, fn: Callable, args: tuple, wrt_args, loops: str,
             "not call itself this way")
     keys.add(key)
     try:
-        return build(fn, args, wrt_args, loops, work_arrays=True, has_aux=has_aux)
+        # made for the example's sizes: its cache holds an entry per shape, and
+        # its work arrays are the example's sizes
+        return build(fn, args, wrt_args, loops, work_arrays=True, has_aux=has_aux, sizes=False)
     finally:
         keys.discard(key)
 

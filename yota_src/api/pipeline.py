@@ -23,10 +23,11 @@ from yota_src import codegen, passes
 from yota_src.api.arguments import generators_in
 from yota_src.api.loss import require_aux, require_scalar
 from yota_src.api.results import Compiled
+from yota_src.api.sizes import probe_arguments
 from yota_src.api.transform_tapes import KINDS, result_only, without_cotangent
 from yota_src.api.unrolling import unroll
 from yota_src.api.user_facing import errors_at_user_lines
-from yota_src.codegen import loader
+from yota_src.codegen import CodegenError, loader
 from yota_src.core.primitives import is_output
 from yota_src.differentiate import cotangents
 from yota_src.differentiate.sweep import differentiate
@@ -41,30 +42,76 @@ DUMP = os.environ.get("YOTA_SRC_DUMP") == "1"
 
 def build(fn: Callable, args: tuple, wrt_args: frozenset, loops: str = "roll",
           work_arrays: bool = False, has_aux: bool = False,
-          pullback: bool = False, kind: str = "gradient") -> Compiled:
+          pullback: bool = False, kind: str = "gradient", sizes: bool = True) -> Compiled:
     """Trace, differentiate, optimise and load: the gradient (`pullback`: the
     vector-Jacobian product, taking a cotangent as its last argument; `kind`
     "hvp" or "jvp": a transform's wrapper, transform_wrappers.py, whose one
-    differentiated argument's gradient is the result)."""
+    differentiated argument's gradient is the result). `sizes`: the arrays'
+    sizes are read at run time where the module, made again at other sizes,
+    reads the same (sizes.py); else it is made for the example's sizes."""
+    options = (wrt_args, loops, work_arrays, has_aux, pullback, kind)
+    if sizes:
+        try:
+            made = _made(fn, args, *options, dims=True)
+        except CodegenError:  # a size it cannot read: made for the example's
+            return _loaded(fn, args, _made(fn, args, *options, dims=False), pullback)
+        if _serves_other_sizes(fn, args, options, made):
+            return _loaded(fn, args, made, pullback)
+    return _loaded(fn, args, _made(fn, args, *options, dims=False), pullback)
+
+
+def _serves_other_sizes(fn: Callable, args: tuple, options: tuple, made: tuple) -> bool:
+    """The module reads the same made at the probes (sizes.py): the first must
+    run; the second (sizes equal in the example set apart) may not."""
+    facts = made[1].signature.dims
+    library = made[4].signature.library
+    host = array_library.on_host(args) if library != array_library.NUMPY else args
+    for apart in (False, True):
+        probe = probe_arguments(host, facts, apart)
+        if probe is None:
+            continue
+        try:
+            again = _made(fn, array_library.in_library(probe, library), *options,
+                          dims=True, dump=False)
+        except Exception:  # noqa: BLE001 - it cannot run at these sizes
+            if not apart:
+                return False
+            continue
+        if again[2] != made[2]:
+            return False
+    return True
+
+
+def _made(fn: Callable, args: tuple, wrt_args: frozenset, loops: str, work_arrays: bool,
+          has_aux: bool, pullback: bool, kind: str, dims: bool, dump: bool = True) -> tuple:
+    """(unroller, the final tape, the module's source, its constants, the
+    forward tape, the kind of module, the traced value): every stage up to
+    the text, dumped (YOTA_SRC_DUMP) where `dump`."""
     has_aux = has_aux or kind == "jvp"
     with errors_at_user_lines():
-        unroller, value, signature = unroll(fn, args, loops=loops)
+        unroller, value, signature = unroll(fn, args, loops=loops, dims=dims)
         recorder = unroller.recorder
         recorded = _after("trace", _recorded(unroller, value, signature, has_aux, pullback),
-                          verify=True, values=recorder.values)
-        forward = _after("forward passes", optimize_forward(recorded, loops))
+                          verify=True, values=recorder.values, dump=dump)
+        forward = _after("forward passes", optimize_forward(recorded, loops), dump=dump)
         tape = differentiate(forward, recorder.values, wrt_args, recorder.input_names, has_aux,
                              pullback)
         if kind in KINDS:
             tape = result_only(tape, kind, min(wrt_args))
-        tape = _after("differentiate", tape, verify=True)
-    tape = _after("backward passes", optimize(tape, work_arrays))
+        tape = _after("differentiate", tape, verify=True, dump=dump)
+    tape = _after("backward passes", optimize(tape, work_arrays), dump=dump)
     if kind == "jvp":
-        tape = _after("the cotangent left out", without_cotangent(tape))
+        tape = _after("the cotangent left out", without_cotangent(tape), dump=dump)
     kind = "vjp" if pullback else kind
-    library = recorded.signature.library
     source, constants = codegen.generate(tape, kind)
-    _dump("codegen", tape, source)
+    if dump:
+        _dump("codegen", tape, source)
+    return unroller, tape, source, constants, forward, kind, value
+
+
+def _loaded(fn: Callable, args: tuple, made: tuple, pullback: bool) -> Compiled:
+    unroller, tape, source, constants, forward, kind, value = made
+    library = forward.signature.library
     constants, copied = array_library.device_constants(constants, library)
     function = loader.load(source, codegen.function_name(tape, kind), constants)
     if pullback:
@@ -111,13 +158,15 @@ def _tape(unroller: Unroller, value, signature: Signature) -> Tape:
     return Tape(list(unroller.recorder.ops), output, signature)
 
 
-def _after(stage: str, tape: Tape, verify: bool = False, values: dict | None = None) -> Tape:
+def _after(stage: str, tape: Tape, verify: bool = False, values: dict | None = None,
+           dump: bool = True) -> Tape:
     """`tape` as `stage` gave it: verified (YOTA_SRC_VERIFY) where no pass
     has verified it, against the recorded `values` where given, and dumped
     (YOTA_SRC_DUMP)."""
     if verify and passes.VERIFY:
         tape.verify(values)
-    _dump(stage, tape, tape)
+    if dump:
+        _dump(stage, tape, tape)
     return tape
 
 

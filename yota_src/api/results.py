@@ -126,12 +126,14 @@ class GradFunction:
     NumPy. In Jupyter it shows as highlighted source.
 
     It caches nothing: the code was generated once, when it was made, and
-    every call runs it. Calls raise `errors.SignatureMismatch` for
-    arguments of other shapes, dtypes or non-array values than it was
-    generated for, and once something it folded from outside its arguments
-    (a global, a closure variable, a default) has changed;
-    `errors.ControlFlowChanged` where a data-dependent branch goes the other
-    way. Both are ValueErrors.
+    every call runs it. The arrays' sizes are read at run time where the
+    code allows (one function for every batch size); calls raise
+    `errors.SignatureMismatch` for arguments of other ranks, dtypes, sizes
+    it keeps or non-array values than it was generated for, and once
+    something it folded from outside its arguments (a global, a closure
+    variable, a default) has changed; `errors.ControlFlowChanged` where a
+    data-dependent branch (or one taken from a size) goes the other way.
+    Both are ValueErrors.
 
     Example:
 
@@ -143,7 +145,9 @@ class GradFunction:
         >>> value, dw, dx = df(np.array([1.0, 2.0]), np.array([3.0, 1.0]))
         >>> print(value, dw, dx)
         13.0 [18.  4.] [6. 8.]
-        >>> df(np.ones(3), np.ones(3))
+        >>> df(np.ones(3), np.ones(3))[1]  # any length
+        array([2., 2., 2.])
+        >>> df(np.ones((2, 2)), np.ones((2, 2)))
         Traceback (most recent call last):
         ...
         yota_src.errors.SignatureMismatch: grad_loss was generated for ...

@@ -17,6 +17,7 @@ from yota_src.core import registry
 from yota_src.core.primitives import display_name
 from yota_src.core.values import DATA, DIFF, GENERATOR, kind_of, rebuild
 from yota_src.errors import SourceUnavailableError
+from yota_src.ir.dims import DimFacts
 from yota_src.ir.signature import Signature, signature_key
 from yota_src.ir.specialisation import describe_outside
 from yota_src.tracing import Unroller, array_library, counts, inlinable, rewind
@@ -24,7 +25,8 @@ from yota_src.tracing.source import function_source, unwrap
 from yota_src.tracing.traced import Traced
 
 
-def unroll(fn: Callable, args: tuple, rewind_draws: bool = True, loops: str = "roll"):
+def unroll(fn: Callable, args: tuple, rewind_draws: bool = True, loops: str = "roll",
+           dims: bool = False):
     """Run `fn` on traced arguments: `(unroller, value, signature)`. Random
     generators it drew from are put back (`rewind_draws`) when the generated
     code is what will draw for the caller; `trace` returns the traced value
@@ -34,7 +36,9 @@ def unroll(fn: Callable, args: tuple, rewind_draws: bool = True, loops: str = "r
     source = function_source(plain)
     check_call(plain, args, source)
     signature, args = _signature(plain, args, source)
-    unroller = Unroller(roll=loops == "roll")  # a loop may become a loop op while traced
+    # a loop may become a loop op while traced; `dims`: sizes are read at run time
+    signature.dims = DimFacts() if dims else None
+    unroller = Unroller(roll=loops == "roll", dims=signature.dims)
     traced = _traced_arguments(unroller, plain, args, signature)
     try:
         value = unroller.call_function(plain, traced, {})

@@ -59,6 +59,7 @@ class Check(NamedTuple):
     code: str
     kind: str = "value"
     attributes: tuple = ()
+    after: tuple = ()  # lines after the check: the sizes it read first, bound (`N, M = W.shape`)
 
 
 class Guards:
@@ -76,6 +77,20 @@ class Guards:
         self.other_path = names.unused("_other_path")  # the helper guards raise through
         self.mismatch = names.unused("_mismatch")  # the helper signature checks raise through
         self.described: set[str] = set()  # what kinds of argument it describes
+        self.dims = None  # dimensions.Dimensions, set by the module writer
+        self.size_facts = False  # a decision taken from sizes raises through _other_path
+        self.needed: set = set()  # sizes the code reads, bound where first checked
+
+    def size_guards(self, decisions: list) -> list[str]:
+        """The decisions taken from sizes (ControlFlowChanged), after the
+        sizes are read: `if not (N > 4):`."""
+        lines = []
+        for test, fact in decisions:
+            self.module_level.errors.add("ControlFlowChanged")
+            self.size_facts = True
+            lines += [f"if {test}:", *("    " + line for line in
+                                       wrapped(f"{self.other_path}(", (fact,), 8))]
+        return lines
 
     def signature_guards(self) -> list[str]:
         """Checks that an argument is what the code reads it as: each struct's
@@ -84,19 +99,29 @@ class Guards:
         argument is refused before a line of the body runs. Each part of an
         argument is one test and one call of the helper that says what came
         instead."""
+        self.needed = self.dims.needed(self._array_leaves())
         checks = [self._container_check(node) for node in self.sig.containers]
         checks += [self._leaf_check(index, leaf) for index, leaves in enumerate(self.sig.leaves)
                    for leaf in leaves]
         return [line for check in checks for line in self.check_lines(check)]
+
+    def _array_leaves(self) -> list[tuple]:
+        """(index, path, shape) of each array leaf whose sizes the checks read."""
+        return [(index, leaf.path, leaf.shape) for index, leaves in enumerate(self.sig.leaves)
+                for leaf in leaves if leaf.kind not in (STATIC, GENERATOR) and not leaf.scalar
+                and not (index in self.tape.free_counts and not leaf.path)]
 
     def check_lines(self, check: Check) -> list[str]:
         """`if` the argument is not what the code reads it as, refuse it."""
         self.module_level.errors.add("SignatureMismatch")
         self.described |= {check.kind}
         attributes = f", {check.attributes!r}" if check.attributes else ""
-        return [*condition_lines(check.condition),  # repr: spelled as `fitted` reads it
-                f"    {self.mismatch}({check.label!r}, {check.code}, {check.expected!r}"
-                f"{attributes})"]
+        # repr: spelled as `fitted` reads it; an f-string where it shows sizes read before
+        expected = ("f" if "{" in check.expected and check.kind == "array" else "") \
+            + repr(check.expected)
+        return [*condition_lines(check.condition),
+                f"    {self.mismatch}({check.label!r}, {check.code}, {expected}"
+                f"{attributes})", *check.after]
 
     def _subject(self, index: int, path: tuple) -> tuple[str, str]:
         """The code that reaches a part of argument `index`, and its name in messages."""
@@ -130,6 +155,8 @@ class Guards:
     def _type_differs(self, expr: str, cls: type) -> str:
         """`type(x) is not list`; a class generated code cannot name without
         importing the user's module is compared by its qualified name."""
+        if cls is np.ndarray and self.sig.library == array_library.NUMPY:
+            return f"type({expr}) is not {self.spell.guard_type()}"
         path = primitives.function_path(cls)
         if path is not None and path.startswith("math."):
             self.spell.imports.add("import math")
@@ -156,12 +183,14 @@ class Guards:
         if index in self.tape.free_counts and not leaf.path:  # any number of rows
             return self.array_check(code, label, leaf.type, leaf.shape, leaf.dtype,
                                     leaf.describe_rows())
-        return self.array_check(code, label, leaf.type, leaf.shape, leaf.dtype)
+        return self.array_check(code, label, leaf.type, leaf.shape, leaf.dtype,
+                                at=(index, leaf.path))
 
     def array_check(self, code: str, label: str, cls: type, shape: tuple, dtype,
-                    rows: str | None = None) -> Check:
+                    rows: str | None = None, at: tuple | None = None) -> Check:
         """The array `code` is a `cls` of this shape and dtype (`rows`: of any
-        number of rows, so described)."""
+        number of rows, so described; `at`: the (index, path) of an argument
+        leaf, whose sizes read at run time are free)."""
         kind = cls.__qualname__
         if self.sig.library != array_library.NUMPY and cls is np.ndarray:  # either is `ndarray`
             kind = f"{self.sig.library}.{kind}"
@@ -170,11 +199,18 @@ class Guards:
             test = f"{code}.shape[1:] != {shape[1:]!r}" if len(shape) > 1 \
                 else f"{code}.ndim != 1"
         expected = rows or f"{describe_dtype(dtype)} {shape}"
+        after: tuple = ()
+        free = None
+        if at is not None and self.dims.active:
+            wanted = f"{describe_dtype(dtype)} {self.dims.expected(*at, shape)}"
+            free = self.dims.leaf(code, *at, shape, self.needed)
+        if free is not None:
+            test, after, expected = free[0], tuple(free[1]), wanted
         if kind != "ndarray":
             expected = f"{expected}, a {kind}"
         return Check(f"{self._type_differs(code, cls)} or {test} or "
                      f"{code}.dtype != {self.spell.guard_dtype(dtype)}",
-                     label, expected, code, "array")
+                     label, expected, code, "array", after=after)
 
     def _static_check(self, code: str, label: str, value) -> Check:
         """By value where the code can spell it, by identity otherwise (and for

@@ -16,6 +16,7 @@ import builtins
 import symtable
 import textwrap
 
+from yota_src.codegen.dimensions import Dimensions
 from yota_src.codegen.guards import Guards
 from yota_src.codegen.layout import docstring_body, fitted
 from yota_src.codegen.module_level import ModuleLevel
@@ -74,8 +75,11 @@ class ModuleWriter:
         self.body_name = self.names.fresh(f"{self.name}_body") if renamed else self.name
         self.module_level = ModuleLevel()
         self.spell = Speller(self.sig, self.params, self.names)
+        self.dims = self.spell.dims = Dimensions(self.sig.dims, self.spell.path, self.names,
+                                                 len(self.sig.params))
         self.guards = Guards(tape, self.name, self.params, self.names, self.spell,
                              self.module_level)
+        self.guards.dims = self.dims
         self.outside = OutsideReads(self.sig, self.name, self.spell, self.guards,
                                     self.module_level)
         self.work = WorkArrays(self.names)
@@ -86,8 +90,10 @@ class ModuleWriter:
     def module(self) -> str:
         """The module's text: the guards and the body are written first,
         since they decide what the module must import and define."""
-        guards = self.guards.signature_guards()
-        body = self.statements.body()  # finds the outside reads
+        self.dims.name_in_order(self.guards._array_leaves())  # N, M, ... in argument order
+        body = self.statements.body()  # finds the outside reads and the sizes it reads
+        decisions = self.dims.decisions() if self.dims.active else []
+        guards = self.guards.signature_guards() + self.guards.size_guards(decisions)
         body = guards + self.outside.lines + self.work.taking() + body
         imports = sorted(self.spell.imports, key=lambda line: (line != "import numpy as np", line))
         lines = [self.docstring(), *imports, "", *self.definitions()]
@@ -103,7 +109,7 @@ class ModuleWriter:
         # the helpers after the function: a reader meets the gradient first
         if self.guards.described:
             lines += ["", "", *self.guards.mismatch_helper()]
-        if self.guards.facts:
+        if self.guards.facts or self.guards.size_facts:
             lines += ["", "", *self.guards.other_path_helper()]
         return "\n".join(lines) + "\n"
 
@@ -118,9 +124,12 @@ class ModuleWriter:
                       f"{names} = ValueError", ""]
         work = self.work.helper(self.spell) if self.work.slots else []  # first: it names dtypes
         if self.spell.guard_dtypes:
-            lines += ["# The dtypes the guards compare with, made once.",
-                      *(f"{name} = {spelled if '(' in spelled else f'np.dtype({spelled})'}"
-                        for spelled, name in self.spell.guard_dtypes.items()), ""]
+            made = sorted(self.spell.guard_dtypes.items(), key=lambda item: item[0] != "np.ndarray")
+            what = "type and dtypes" if "np.ndarray" in self.spell.guard_dtypes else "dtypes"
+            lines += [f"# The {what} the guards compare with, made once.",
+                      *(f"{name} = {spelled}" if spelled == "np.ndarray" else
+                        f"{name} = {spelled if '(' in spelled else f'np.dtype({spelled})'}"
+                        for spelled, name in made), ""]
         if self.module_level.constants:
             lines += ["# Arrays the primal read from its globals and closures, as they were.",
                       *self.module_level.constants, ""]
@@ -161,8 +170,8 @@ class ModuleWriter:
         qualified = f"{sig.module}.{sig.qualname}" if sig.module else sig.qualname
         paragraphs = [f"{what} of {qualified} (source sha1 {sig.source_hash})."]
         device = " (CuPy arrays, on the device)" if sig.library == array_library.CUPY else ""
-        paragraphs.append(f"Specialised to{device}: "
-                          f"{sig.describe(self.tape.free_counts) or 'no arguments'}.")
+        served = sig.describe(self.tape.free_counts, self.dims.shape_text)
+        paragraphs.append(f"Specialised to{device}: {served or 'no arguments'}.")
         stated = []
         for op, fact in self.guards.facts.items():
             text = fact.text if fact.repeated else f"{op.loc.short} `{op.text}` " + (

@@ -25,6 +25,7 @@ from yota_src.codegen.names import Names
 from yota_src.core import operators, primitives
 from yota_src.core.values import ATTR, describe_value, is_attribute_name, path_expression
 from yota_src.errors import UnsupportedSyntaxError
+from yota_src.ir.dims import Dim
 from yota_src.ir.signature import Signature
 from yota_src.ir.tape import Call, Const, Op
 from yota_src.tracing import array_library
@@ -92,11 +93,14 @@ class Speller:
         self.modules: dict[str, str] = {}  # imported module -> the name code uses for it
         self.import_roots = {"math"}
         self.guard_dtypes: dict[str, str] = {}  # a dtype's spelling -> the module's name for it
+        self.dims = None  # dimensions.Dimensions: run-time sizes, set by the module writer
 
     def literal(self, value) -> ast.expr:
         """A static value (or a structure holding ops) as an expression."""
         if isinstance(value, Op):
             return self.names.ref(value)
+        if isinstance(value, Dim):
+            return self.dims.spell(value)
         if value is None or value is Ellipsis or isinstance(value, bool):
             return ast.Constant(value)
         if isinstance(value, str):  # a subclass (a str Enum) as the plain string
@@ -161,6 +165,8 @@ class Speller:
             return ast.Attribute(self.literal(args[0]), "T")
         if fn is primitives.fstring:
             return self.fstring(args)
+        if fn is primitives.dimension:
+            return self.literal(args[0])
         if getattr(fn, "__objclass__", None) is str and args:  # '{:.3f}'.format(x), s.upper()
             return ast.Call(ast.Attribute(self.literal(args[0]), fn.__name__),
                             [self.literal(a) for a in args[1:]], self.keywords(kwargs))
@@ -296,6 +302,13 @@ class Speller:
                 self.imports.add(f"import {module} as {alias}")
                 self.modules[module] = alias
         return self.modules[module]
+
+    def guard_type(self) -> str:
+        """`ndarray`, bound once at module level: the guards' type test reads
+        shorter, and as fast."""
+        if "np.ndarray" not in self.guard_dtypes:
+            self.guard_dtypes["np.ndarray"] = self.names.fresh("ndarray")
+        return self.guard_dtypes["np.ndarray"]
 
     def guard_dtype(self, dtype) -> str:
         """A dtype made once at module level for guards to compare with:

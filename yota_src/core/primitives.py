@@ -66,6 +66,12 @@ def store_in_argument(index: int, path: tuple, value):
 store_in_argument.effectful = lambda: True  # kept, in order, like a print
 
 
+def dimension(size):
+    """A dimension (ir/dims.py) used as a number, as in `1 / x.shape[0]`:
+    codegen writes the expression of the arguments' dimensions it stands for."""
+    return int(size)
+
+
 # Pseudo-primitives printed as a method of their first argument: `a.astype(float)`.
 METHODS = {astype: "astype", item: "item", element: "item", tolist: "tolist"}
 

@@ -133,7 +133,7 @@ class _Reverse:
 
     def __init__(self, driver: TemplateDriver, known, loop: Loop, active: set):
         self.loop, self.active = loop, active
-        self.body = TemplateDriver(driver.input_names)
+        self.body = TemplateDriver(driver.input_names, dims=driver.dims)
         self.known = known.within(loop.origins)
         self.counter = Param(COUNTER, (), np.dtype(int), "t")
         self.index = self.counter if loop.start == 0 else Call(

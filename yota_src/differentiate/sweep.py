@@ -37,7 +37,8 @@ def differentiate(tape: Tape, values, wrt_args: frozenset,
     driver (template_driver.py) records the new ops; `tape` is not changed.
     """
     driver = TemplateDriver(dict(input_names or {}), frozenset(
-        op for op in tape.inputs if op.index in tape.free_counts and op.shape))
+        op for op in tape.inputs if op.index in tape.free_counts and op.shape),
+        tape.signature.dims)
     known = Known(values, tape.origins)
     wrt = {op for op in tape.inputs if op.index in wrt_args and op.differentiable}
     if pullback:

@@ -25,8 +25,11 @@ from yota_src.tracing.traced import Traced
 class TemplateDriver:
     """Runs templates and records the gradient ops they compute."""
 
-    def __init__(self, input_names: dict | None = None, any_rows: frozenset = frozenset()):
-        self.interpreter = Unroller(user_code=False)
+    def __init__(self, input_names: dict | None = None, any_rows: frozenset = frozenset(),
+                 dims=None):
+        # `dims`: the forward trace's DimFacts, which the templates' shapes extend
+        self.interpreter = Unroller(user_code=False, dims=dims)
+        self.dims = dims
         self.recorder = self.interpreter.recorder
         # each input's expression (the forward trace's), for guard and error messages
         self.input_names = self.recorder.input_names = {} if input_names is None \
@@ -56,11 +59,20 @@ class TemplateDriver:
 
     def primitive(self, fn, args: tuple, kwargs: dict):
         """`fn` applied: recorded where a traced value takes part, else folded."""
-        return self.interpreter.primitive(fn, args, kwargs)
+        with self.sizes():
+            return self.interpreter.primitive(fn, args, kwargs)
 
     def binary(self, fn, left, right):
         """A Python operator on values, as a template's `a + b` is."""
-        return self.interpreter.operators.binary(fn, left, right)
+        with self.sizes():
+            return self.interpreter.operators.binary(fn, left, right)
+
+    def sizes(self):
+        """While this driver records: a size used as a number (`2.0 / n`) is
+        recorded here (ir/dims.py)."""
+        if self.dims is None:
+            return contextlib.nullcontext()
+        return self.dims.recording(lambda: self.interpreter.loc, self.recorder.dimension)
 
     def run_template(self, template, dy, y, args: tuple, kwargs: dict, wants,
                      loc: Location | None) -> list[tuple]:
@@ -87,7 +99,7 @@ class TemplateDriver:
         saved = interpreter.loc, interpreter.native
         interpreter.loc, interpreter.native = loc, None
         try:
-            with contexts.applied(loc.context if loc else ()):
+            with contexts.applied(loc.context if loc else ()), self.sizes():
                 for stmt in source.node.body:
                     if not (isinstance(stmt, gast.Assign) and _assigned_names(stmt) <= skipped):
                         interpreter.exec(stmt, frame)

@@ -22,6 +22,7 @@ import numpy as np
 
 from yota_src.core.primitives import has_effect, index_add
 from yota_src.errors import ControlFlowChanged, Location
+from yota_src.ir.dims import plain
 from yota_src.ir.tape import Call, Guard, Op, map_refs, op_text, operands, readers
 
 COUNTER, CARRIED, OUTSIDE = "counter", "carried", "outside"
@@ -169,8 +170,8 @@ class Loop:
         for op, fn, flat in self._steps():
             if flat is not None:  # operands side by side: read without a walk
                 values[op] = fn(*[values[a] if is_op else a for is_op, a in flat])
-            elif isinstance(op, Call):
-                look = lambda s: map_refs(s, values.__getitem__)  # noqa: E731
+            elif isinstance(op, Call):  # sizes (ir/dims.py) as the example's values
+                look = lambda s: plain(map_refs(s, values.__getitem__))  # noqa: E731
                 values[op] = fn(*look(op.args), **look(op.kwargs))
             elif op.convert(values[op.value]) != op.expected:
                 if op is self.test:
@@ -191,7 +192,7 @@ class Loop:
                 fn = getattr(op, "fn", None)
                 if op in in_place.values():  # `dxs[t] += dx` into the loop's own array
                     fn = _add_in_place
-                steps.append((op, fn, tuple((isinstance(a, Op), a) for a in op.args)
+                steps.append((op, fn, tuple((isinstance(a, Op), plain(a)) for a in op.args)
                               if flat else None))
             self._flat = (self.ops, steps)
         return self._flat[1]

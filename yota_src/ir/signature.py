@@ -18,6 +18,7 @@ from yota_src.core.values import (
     STATIC,
     Leaf,
     children,
+    describe_dtype,
     describe_leaf,
     flatten,
     is_array,
@@ -40,6 +41,7 @@ class Signature:
     source_hash: str = ""
     outside: tuple = ()  # what was read from outside the arguments, as docstring lines
     library: str = "numpy"  # the arrays' library: "numpy", or "cupy" (array_library.py)
+    dims: Any = None  # the trace's DimFacts (ir/dims.py): sizes read at run time, if any
 
     containers: list[Container] = field(default_factory=list)
     key: Any = None  # signature_key of the arguments
@@ -75,16 +77,20 @@ class Signature:
             containers=[*self.containers, *_layouts(index, arg)],
             key=(self.key, signature_key((arg,))))
 
-    def describe(self, free_counts: frozenset = frozenset()) -> str:
+    def describe(self, free_counts: frozenset = frozenset(), shapes=None) -> str:
         """Each leaf and what it is specialised to; an argument in
         `free_counts` has a trip count read from it at run time: any int will
-        do, or an array with any number of rows."""
+        do, or an array with any number of rows. `shapes(index, path, shape)`
+        spells an array's shape with its run-time sizes by name: `(8, n)`."""
         parts = []
         for i, leaves in enumerate(self.leaves):
             for leaf in leaves:
                 free = i in free_counts and not leaf.path
                 what = leaf.describe() if not free else "any int (a trip count)" \
                     if leaf.kind == STATIC else leaf.describe_rows()
+                if shapes is not None and not free and leaf.shape and not leaf.scalar \
+                        and leaf.kind != STATIC and leaf.kind != GENERATOR:
+                    what = f"{describe_dtype(leaf.dtype)} {shapes(i, leaf.path, leaf.shape)}"
                 parts.append(f"{self.leaf_expression(i, leaf.path)} {what}")
         return "; ".join(parts)
 

@@ -53,11 +53,14 @@ from yota_src.ir.signature import signature_key
 class Op:
     """One SSA value."""
 
-    __slots__ = ("shape", "dtype", "loc", "hint", "depends", "last_name")
+    __slots__ = ("shape", "dtype", "loc", "hint", "depends", "last_name", "dims")
 
     def __init__(self, shape, dtype, loc: Location | None = None, depends: bool = False):
         self.shape = shape
         self.dtype = dtype
+        # the shape with a Dim (ir/dims.py) where a size follows the arguments'
+        # dimensions; None where every size is the example's
+        self.dims: tuple | None = None
         self.loc = loc
         # the user's name for this value: set by whoever creates the op, as it is
         # recorded, never changed once a tape holds it (a pass that moves a name
@@ -164,6 +167,18 @@ def other_path(function_name: str, fact: str) -> str:
     """The ControlFlowChanged message for a decision the data took otherwise."""
     return (f"{function_name} was generated for data where {fact}; "
             f"this call goes the other way, so the generated code does not apply")
+
+
+def sizes(op: Op) -> tuple:
+    """`op`'s shape as code writes it: its run-time sizes (ir/dims.py) where
+    it has any, else its example shape."""
+    return op.dims if op.dims is not None else op.shape
+
+
+def same_shape(a: Op, b: Op) -> bool:
+    """The same shape whatever the sizes (ir/dims.py): equal at the example
+    and equal as expressions of the arguments' sizes, not by coincidence."""
+    return a.shape == b.shape and sizes(a) == sizes(b)
 
 
 def shape_and_dtype(value) -> tuple:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import operator
 
 from yota_src.core import primitives
-from yota_src.ir.tape import Call, Op, Tape, readers
+from yota_src.ir.tape import Call, Op, Tape, readers, same_shape
 from yota_src.passes.rewrite import rewrite
 
 
@@ -27,7 +27,7 @@ def accumulate_scatters(tape: Tape) -> Tape:
             return op
         pairs = zip(zip(op.args, original.args), zip(op.args[::-1], original.args[::-1]))
         for (into, _), (scatter, scatter_original) in pairs:
-            if isinstance(into, Op) and into.shape == op.shape and into.dtype == op.dtype \
+            if isinstance(into, Op) and same_shape(into, op) and into.dtype == op.dtype \
                     and scatter_into_zeros(scatter_original):
                 _, index, values = scatter.args
                 merged = Call(primitives.index_add, (into, index, values), {}, op.shape,

@@ -16,7 +16,7 @@ import operator
 
 import numpy as np
 
-from yota_src.ir.tape import Call, Guard, Op, Tape, iter_refs, readers
+from yota_src.ir.tape import Call, Guard, Op, Tape, iter_refs, readers, same_shape
 from yota_src.passes.outputs import new_result
 from yota_src.passes.rewrite import rewrite
 
@@ -89,7 +89,7 @@ def _fresh(op, targets: dict) -> bool:
 
 
 def _same_type(buffer, op: Op) -> bool:
-    return isinstance(buffer, Op) and buffer.shape == op.shape and buffer.dtype == op.dtype
+    return isinstance(buffer, Op) and same_shape(buffer, op) and buffer.dtype == op.dtype
 
 
 def _dead_after(buffer: Op, op: Op, users: dict, position: dict) -> bool:

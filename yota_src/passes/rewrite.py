@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from yota_src.core import nested
+from yota_src.ir.shapes import infer_dims
 from yota_src.ir.tape import Call, Guard, Op, Tape, map_refs
 
 
@@ -32,11 +33,14 @@ def rewrite(tape: Tape, visit: Callable[[Op, bool, Op], Op]) -> Tape:
         kept = visit(op, forward, original)
         if isinstance(kept, tuple):
             *before, kept = kept
+            for made in before:
+                _sized(made, recorded, tape)
             ops.extend(before)
             placed.update(before)
             if forward:
                 forward_ops.update(before)
         if kept is not original:
+            _sized(kept, recorded, tape)
             replaced[original] = kept
             if kept not in recorded:  # a new op computing what `original` did
                 origins[kept] = tape.origins.get(original, original)
@@ -77,9 +81,17 @@ def with_operands(op: Op, look) -> Op:
     else:
         return op
     clone.hint = op.hint
+    clone.dims = op.dims
     return clone
 
 
 def _same(new, old) -> bool:
     """The same structure holding the very same values."""
     return nested.shape_of(new, id) == nested.shape_of(old, id)
+
+
+def _sized(op: Op, recorded: set, tape: Tape) -> None:
+    """A new op's run-time sizes, from its operands' (ir/shapes.py): a pass
+    need not say them."""
+    if op not in recorded and op.dims is None:
+        op.dims = infer_dims(op, getattr(tape.signature, "dims", None))

@@ -18,7 +18,7 @@ import operator
 import numpy as np
 
 from yota_src.core import primitives
-from yota_src.ir.tape import Call, Const, Op, Tape, iter_refs
+from yota_src.ir.tape import Call, Const, Op, Tape, iter_refs, same_shape, sizes
 from yota_src.passes.rewrite import rewrite
 
 # elementwise primitives, by the positions of their value operands
@@ -62,6 +62,8 @@ def _folded(op: Call, fills: dict):
     if op.fn in (np.sum, np.mean) and len(op.args) == 1 and _in(op.args[0], fills) \
             and set(op.kwargs) <= {"axis", "keepdims"}:
         source = op.args[0]
+        if source.dims is not None:
+            return None  # the count is read at run time: the sum stays
         count = math.prod(source.shape) // max(math.prod(op.shape), 1)
         value = op.dtype.type(fills[source]) * op.dtype.type(count if op.fn is np.sum else 1)
         return _fill(float(value), op)
@@ -72,7 +74,7 @@ def _folded(op: Call, fills: dict):
     if op.fn in primitives.INDEX_STORES and len(op.args) == 3 and _in(op.args[2], fills):
         buffer, index, values = op.args  # `dx[i] += 0.5` broadcasts as the filled array did
         if op.fn is primitives.index_add and fills[values] == 0 and isinstance(buffer, Op) \
-                and (buffer.shape, buffer.dtype) == (op.shape, op.dtype):
+                and same_shape(buffer, op) and buffer.dtype == op.dtype:
             return buffer  # adding zeros
         return Call(op.fn, (buffer, index, _python(fills[values])), {}, op.shape, op.dtype,
                     op.loc, op.depends)
@@ -103,7 +105,7 @@ def _elementwise(op: Call, args: tuple):
     inner = Call(op.fn, args, {}, shape, op.dtype, op.loc, op.depends)
     if shape == op.shape:
         return inner
-    return inner, Call(np.broadcast_to, (inner, op.shape), {}, op.shape, op.dtype, op.loc,
+    return inner, Call(np.broadcast_to, (inner, sizes(op)), {}, op.shape, op.dtype, op.loc,
                        op.depends)
 
 
@@ -151,8 +153,8 @@ def _scaled_to(op: Call, ops: list, value: float, last: Op | None = None):
         last = Call(operator.mul, (last, _python(value)), {}, last.shape, op.dtype, op.loc,
                     op.depends)
         ops.append(last)
-    if last.shape != op.shape:
-        ops.append(Call(np.broadcast_to, (last, op.shape), {}, op.shape, op.dtype, op.loc,
+    if not same_shape(last, op):
+        ops.append(Call(np.broadcast_to, (last, sizes(op)), {}, op.shape, op.dtype, op.loc,
                         op.depends))
     return tuple(ops) if len(ops) > 1 else ops[0]
 
@@ -178,7 +180,7 @@ def _fill(value: float, op: Call):
     """A constant-filled op of `op`'s shape and dtype; a scalar is a literal."""
     if op.shape == ():
         return Const(float(value) if op.dtype == np.float64 else op.dtype.type(value), op.loc)
-    fn, args = primitives.filled(op.shape, value, op.dtype)
+    fn, args = primitives.filled(sizes(op), value, op.dtype)
     return Call(fn, args, {}, op.shape, op.dtype, op.loc, op.depends)
 
 

@@ -11,7 +11,7 @@ import operator
 import numpy as np
 
 from yota_src.core import primitives
-from yota_src.ir.tape import Call, Const, Op, Tape, readers
+from yota_src.ir.tape import Call, Const, Op, Tape, readers, same_shape, sizes
 from yota_src.passes.rewrite import rewrite
 
 _RIGHT_IDENTITY = {operator.add: 0, operator.sub: 0, operator.mul: 1, operator.truediv: 1,
@@ -42,7 +42,7 @@ def simplify(tape: Tape) -> Tape:
             return _negation_outside(op, position)
         if not forward and _all_constant(op):  # `1.0 * 0.5 * 2` left by the seeds: 1.0
             folded = Const(_static(op.fn(*(_value(a) for a in op.args))), op.loc)
-            if (folded.shape, folded.dtype) == (op.shape, op.dtype):
+            if same_shape(folded, op) and folded.dtype == op.dtype:
                 return folded
         better = _respelled(op)
         if better is None and not forward:
@@ -51,7 +51,7 @@ def simplify(tape: Tape) -> Tape:
         if better is not None:
             return better
         kept = _identity_operand(op, exact=forward) or _restacked(op)
-        if kept is None or kept.shape != op.shape or kept.dtype != op.dtype:
+        if kept is None or not same_shape(kept, op) or kept.dtype != op.dtype:
             return op
         return kept
 
@@ -78,7 +78,7 @@ def _respelled(op: Op) -> Op | None:
     if not isinstance(op, Call) or op.kwargs or not op.args:
         return None
     if op.fn is np.broadcast_to and not isinstance(op.args[0], Op) and op.shape:
-        fn, args = primitives.filled(op.shape, op.args[0], op.dtype)
+        fn, args = primitives.filled(sizes(op), op.args[0], op.dtype)
         return Call(fn, args, {}, op.shape, op.dtype, op.loc, op.depends)
     signed = _signs_folded(op)
     if signed is not None:
@@ -204,13 +204,13 @@ def _signs_folded(op: Call) -> Op | None:
         inner = op.args[0]
         if inner.fn is operator.mul and not inner.kwargs and len(inner.args) == 2 \
                 and _is_number(inner.args[0]) and isinstance(inner.args[1], Op) \
-                and (inner.shape, inner.dtype) == (op.shape, op.dtype):
+                and same_shape(inner, op) and inner.dtype == op.dtype:
             return Call(operator.mul, (-_value(inner.args[0]), inner.args[1]), {}, op.shape,
                         op.dtype, op.loc, op.depends)
     if op.fn is operator.mul and len(op.args) == 2:
         for constant, other in (op.args, op.args[::-1]):
             if _is_constant(constant, -1) and isinstance(other, Op) \
-                    and (other.shape, other.dtype) == (op.shape, op.dtype):
+                    and same_shape(other, op) and other.dtype == op.dtype:
                 return Call(operator.neg, (other,), {}, op.shape, op.dtype, op.loc, op.depends)
     if op.fn in _SIGN_FOLDED and len(op.args) == 2:
         left, right = op.args
@@ -254,7 +254,7 @@ def _identity_operand(op: Op, exact: bool = False) -> Op | None:
     if op.fn is operator.add:  # `np.zeros(s) + g`: a buffer nothing was added into
         for zeros, other in ((left, right), (right, left)):
             if isinstance(zeros, Call) and zeros.fn is np.zeros and isinstance(other, Op) \
-                    and zeros.shape == op.shape:
+                    and same_shape(zeros, op):
                 return other
     if _is_constant(right, _RIGHT_IDENTITY.get(op.fn)) and isinstance(left, Op):
         return left

@@ -15,6 +15,7 @@ import numpy as np
 from yota_src.core import distributions, primitives
 from yota_src.core.values import ATTR, ITEM, is_array
 from yota_src.errors import MutationError, UnsupportedSyntaxError
+from yota_src.ir.dims import pinned
 from yota_src.tracing.array_methods import ArrayMethod
 from yota_src.tracing.ownership import inlinable
 from yota_src.tracing.traced import Traced, give_name, has_traced
@@ -64,6 +65,10 @@ class Access:
         if name in ("shape", "ndim", "size", "dtype"):
             if name in ("shape", "size"):
                 self.read_length(x)
+            if name == "shape" and x.op.dims is not None:
+                return x.op.dims  # sizes read at run time (ir/dims.py)
+            if name == "size" and x.op.dims is not None:
+                return functools.reduce(operator.mul, x.op.dims, 1)
             return getattr(np.asarray(value), name) if name != "dtype" else np.result_type(value)
         if name == "T":
             return self.unroller.primitive(primitives.T, (x,), {})
@@ -111,6 +116,7 @@ class Access:
                 found = unroller.natively(node, frame, operator.getitem, obj, index)
                 return unroller.outside_reads.part_of(obj, found, None)
             index = unroller.decisions.concretize(index, operator.index, node, frame)
+        index = pinned(index)  # a size choosing an item: the code needs that size
         found = obj[index]
         if not isinstance(index, slice):
             unroller.writes.read_back(obj, (ITEM, index), found)

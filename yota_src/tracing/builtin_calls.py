@@ -27,6 +27,8 @@ def _len(unroller, args, kwargs, node, frame):
         return unroller.decisions.concretize(value, len, _argument(node), frame)
     if isinstance(value, Traced):
         unroller.access.read_length(value)
+        if value.op.dims:
+            return value.op.dims[0]  # read at run time (ir/dims.py)
         return len(value.value)
     method = unroller.access.python_method(value, "__len__")
     if method is not None:
@@ -247,6 +249,15 @@ def _static_info(fn):
     def handler(unroller, args, kwargs, node, frame):
         if fn in (np.shape, np.size) and args:
             unroller.access.read_length(args[0])
+            dims = args[0].op.dims if isinstance(args[0], Traced) else None
+            if dims is not None and fn is np.shape:
+                return dims  # sizes read at run time (ir/dims.py)
+            if dims is not None and len(args) == 1 and not kwargs:
+                return functools.reduce(operator.mul, dims, 1)
+            if dims is not None:
+                axis = args[1] if len(args) > 1 else kwargs.get("axis")
+                if isinstance(axis, int) and not isinstance(axis, bool):
+                    return dims[axis]
         return fn(*values_of(args), **values_of(kwargs))
     return handler
 

@@ -35,6 +35,7 @@ from yota_src.errors import (
     UnsupportedSyntaxError,
     YotaError,
 )
+from yota_src.ir.dims import DimFacts, has_dims, pinned, plain
 from yota_src.ir.loops import Loop
 from yota_src.ir.tape import Op
 from yota_src.tracing import counts
@@ -83,14 +84,17 @@ class Unroller:
     # installs how its own functions are traced (api/nested_derivatives.py)
     nested_derivative: Callable | None = None
 
-    def __init__(self, user_code: bool = True, roll: bool = True):
+    def __init__(self, user_code: bool = True, roll: bool = True, dims: DimFacts | None = None):
         """`user_code`: False where the code run is a library's, not the
         user's (a rule's template and its helpers, which a later stage runs
         on traced values): its lines are not the user's, what it reads from
         outside is no part of the specialisation, and the recorder keeps no
         values (they travel with the Traced values). `roll`: a loop whose
-        iterations settled may become a loop op while traced (rolling.py)."""
+        iterations settled may become a loop op while traced (rolling.py).
+        `dims`: the facts of the trace's symbolic dimensions (ir/dims.py), or
+        None where every size is the example's."""
         self.user_code = user_code
+        self.dims = dims
         # where the interpreter is: the statement (or native call) whose ops are
         # being recorded, handed to the recorder with each of them, and the
         # loops it is in ((entry, iteration) each, in Location.loops)
@@ -115,6 +119,9 @@ class Unroller:
         self.random_states: dict = {}  # generators drawn from: (generator, state before)
         # the rooms
         self.recorder = Recorder(self, keep_values=user_code)
+        if dims is not None and user_code:  # a template driver sets them as it runs one
+            dims.where = lambda: self.loc
+            dims.as_value = self.recorder.dimension
         self.recorder.views = Views(self)  # which arrays look into which (slices, ...)
         self.outside_reads = OutsideReads(self) if user_code else NoOutsideReads(self)
         self.decisions = Decisions(self)
@@ -204,6 +211,7 @@ class Unroller:
         that may be traced: the decisions it takes are guarded and named after
         `node`."""
         saved, self.native = self.native, (node, frame)
+        args, kwargs = pinned((args, kwargs))  # sizes it could do anything with
         try:
             return fn(*args, **kwargs)
         finally:
@@ -269,7 +277,7 @@ class Unroller:
                      "(`items = [items[i] for i in np.random.permutation(len(items))]`).")
         if draws is not None:
             self.random_states.setdefault(id(draws), (draws, random_state(draws)))
-        elif not has_traced((args, kwargs)):
+        elif not has_traced((args, kwargs)) and not has_dims((args, kwargs)):
             value = self.run_primitive(fn, args, kwargs)
             if isinstance(value, np.ndarray) or isinstance(value, primitives.GENERATORS) \
                     or (self.user_code and isinstance(value, np.floating)
@@ -278,14 +286,15 @@ class Unroller:
                 return self.recorder.record(fn, args, kwargs, value, self.loc)
             return value
         try:
-            value = self.run_primitive(fn, values_of(args), values_of(kwargs))
+            value = self.run_primitive(fn, plain(values_of(args)), plain(values_of(kwargs)))
         except YotaError:
             raise
         except Exception as error:
             _add_note(error, self.loc)
             raise
         result = self.recorder.record(fn, args, kwargs, value, self.loc)
-        guard_shapes = result.op.depends and _shape_may_follow_data(fn, args, kwargs)
+        guard_shapes = result.op.depends and has_traced((args, kwargs)) \
+            and _shape_may_follow_data(fn, args, kwargs)
         text = f"{primitives.display_name(fn)}(...)"
         if isinstance(value, (tuple, list)) and fn is not operator.getitem:
             # several results (np.linalg.qr, np.nonzero, np.split): the code sees

@@ -11,6 +11,7 @@ import types
 import numpy as np
 
 from yota_src.errors import SourceUnavailableError
+from yota_src.ir.dims import decide_equal
 from yota_src.tracing.ownership import holds_traced, inlinable, module_of, user_instance
 from yota_src.tracing.source import function_source
 from yota_src.tracing.traced import Traced, has_traced
@@ -34,6 +35,12 @@ class Operators:
                 return result
         if isinstance(left, Traced) or isinstance(right, Traced):
             return self.unroller.primitive(fn, (left, right), {})
+        if fn in (operator.eq, operator.ne) and self.unroller.user_code:
+            # sizes compared in the user's code: a decision (ir/dims.py); a
+            # template compares them structurally, writing code for any size
+            equal = decide_equal(left, right)
+            if equal is not NotImplemented:
+                return equal if fn is operator.eq else not equal
         if fn is operator.mod and isinstance(left, str) and has_traced(right):
             # "%.3f %d" % (v, n): recorded text
             return self.unroller.primitive(fn, (left, right), {})

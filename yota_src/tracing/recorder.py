@@ -17,6 +17,8 @@ import numpy as np
 from yota_src.core import nested, primitives
 from yota_src.core.values import is_array
 from yota_src.errors import Location, NoDiffRuleError, UnsupportedSyntaxError
+from yota_src.ir.dims import Dim, has_dims
+from yota_src.ir.shapes import result_dims
 from yota_src.ir.tape import Call, Const, Guard, Input, Op, shape_and_dtype
 from yota_src.tracing import array_library
 from yota_src.tracing.traced import ExampleValues, Traced, traced_in, values_of
@@ -39,6 +41,11 @@ class Recorder:
 
     def input(self, index: int, path: tuple, value, name: str = "an argument") -> Traced:
         op = Input(index, path, *shape_and_dtype(value), scalar=not is_array(value))
+        facts = self.interpreter.dims
+        if facts is not None and is_array(value) and np.ndim(value):
+            dims = tuple(facts.symbol(index, path, axis, n)
+                         for axis, n in enumerate(np.shape(value)))
+            op.dims = dims if any(isinstance(d, Dim) for d in dims) else None
         self.ops.append(op)
         self.values[op] = value
         self.input_names[op] = name
@@ -90,9 +97,11 @@ class Recorder:
                      "numbers in float arrays and text apart.")
         # a draw is data: a decision taken from it is guarded like one taken from x
         depends = any(t.op.depends for t in traced_in((args, kwargs))) \
-            or primitives.is_random_draw(fn)
+            or primitives.is_random_draw(fn) or has_dims((args, kwargs))
         op = Call(fn, self.refs(args, loc), self.refs(kwargs, loc), *shape_and_dtype(value),
                   loc, depends)
+        if self.interpreter.dims is not None:
+            op.dims = result_dims(fn, args, kwargs, op.shape, self.interpreter.dims)
         self.ops.append(op)
         if self.keep_values:
             self.values[op] = value
@@ -103,6 +112,16 @@ class Recorder:
             self.views.note(result, fn, args, kwargs)
         return result
 
+
+    def dimension(self, dim: Dim) -> Traced:
+        """A dimension used as a number (`1 / n`): a traced int the code
+        computes from the arguments' dimensions."""
+        op = Call(primitives.dimension, (dim,), {}, (), np.dtype(np.int64),
+                  self.interpreter.loc, True)
+        self.ops.append(op)
+        if self.keep_values:
+            self.values[op] = dim.value
+        return Traced(op, dim.value, self.interpreter)
 
     def guard(self, value: Op, expected, convert, text: str, loc: Location | None,
               within: str | None = None) -> None:

@@ -1,0 +1,136 @@
+"""One module for every size (issue 25): the arrays' sizes are read at run
+time, what is computed from them is written as expressions of them, and
+what the code decides from a size is checked at run time."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import load_example
+
+import yota_src as ys
+from yota_src.api.finite_differences import numerical_gradient
+from yota_src.core.values import flatten
+from yota_src.errors import ControlFlowChanged, SignatureMismatch
+
+
+def _agrees(df, f, args, rtol=1e-6):
+    """The module's value and gradients at `args` are f's and central differences'."""
+    value, *grads = df(*args)
+    assert np.isclose(value, f(*args), rtol=1e-12)
+    for index, grad in enumerate(grads):
+        arg = args[index]
+        if grad is None:
+            continue
+        if isinstance(grad, dict):
+            for path, _leaf in flatten(arg):
+                expected = numerical_gradient(f, args, index, path)
+                np.testing.assert_allclose(grad[tuple(key for _, key in path)], expected,
+                                           rtol=rtol, atol=1e-7)
+        else:
+            np.testing.assert_allclose(grad, numerical_gradient(f, args, index, ()),
+                                       rtol=rtol, atol=1e-7)
+        assert np.shape(grad) == np.shape(arg) or isinstance(grad, dict)
+
+
+@pytest.mark.parametrize("batch", [1, 7, 100])
+def test_one_mlp_module_serves_every_batch(batch):
+    mlp = load_example("mlp")
+    params, x, labels = mlp.example()
+    df = ys.simplegrad(mlp.loss, params, x, labels)
+    assert "x float64 (M, L)" in df.source and "np.arange(P)" in df.source
+    rng = np.random.default_rng(batch)
+    _agrees(df, mlp.loss, (params, rng.standard_normal((8, batch)),
+                           rng.integers(0, 3, size=batch)))
+
+
+def test_hidden_and_class_counts_are_sizes_too():
+    mlp = load_example("mlp")
+    df = ys.simplegrad(mlp.loss, *mlp.example())
+    rng = np.random.default_rng(0)
+    params = mlp.MLP(rng.standard_normal((5, 8)), np.zeros(5), rng.standard_normal((4, 5)),
+                     np.zeros(4))
+    _agrees(df, mlp.loss, (params, rng.standard_normal((8, 9)), rng.integers(0, 4, size=9)))
+
+
+def test_sizes_that_must_agree_are_checked():
+    mlp = load_example("mlp")
+    params, x, labels = mlp.example()
+    df = ys.simplegrad(mlp.loss, params, x, labels)
+    expected = r"x float64 \(8, L\), got ndarray float64 \(9, 32\)"
+    with pytest.raises(SignatureMismatch, match=expected):
+        df(params, np.ones((9, 32)), labels)
+
+
+def branch_on_rows(x):
+    if x.shape[0] > 4:
+        return np.sum(x ** 2)
+    return np.sum(x)
+
+
+def test_a_decision_on_a_size_is_refused_where_it_goes_the_other_way():
+    df = ys.simplegrad(branch_on_rows, np.ones(6))
+    assert "if not (N > 4):" in df.source
+    np.testing.assert_allclose(df(np.full(5, 3.0))[1], np.full(5, 6.0))
+    with pytest.raises(ControlFlowChanged, match="> 4"):
+        df(np.ones(3))
+
+
+def weighted(x, w):
+    return np.sum(x * w)
+
+
+def test_a_size_of_one_that_broadcasts_stays_one():
+    df = ys.simplegrad(weighted, np.ones((3, 1)), np.ones((3, 4)))
+    rng = np.random.default_rng(1)
+    _agrees(df, weighted, (rng.standard_normal((5, 1)), rng.standard_normal((5, 7))))
+    with pytest.raises(SignatureMismatch):
+        df(np.ones((3, 4)), np.ones((3, 4)))
+
+
+def mean_and_slices(x):
+    n = x.shape[0]
+    centred = x - np.sum(x, axis=0) / n
+    return np.sum(centred[1:] * centred[:-1]) + np.mean(x[:, :2] ** 2)
+
+
+def test_arithmetic_on_sizes_is_written_as_expressions():
+    x = np.random.default_rng(2).standard_normal((6, 5))
+    df = ys.simplegrad(mean_and_slices, x)
+    assert "/ N" in df.source
+    _agrees(df, mean_and_slices, (np.random.default_rng(3).standard_normal((9, 3)),))
+    with pytest.raises(ControlFlowChanged):  # x[:, :2] needs two columns
+        df(np.ones((4, 1)))
+
+
+def test_a_saved_module_serves_another_batch_in_a_fresh_interpreter(tmp_path):
+    mlp = load_example("mlp")
+    params, x, labels = mlp.example()
+    ys.simplegrad(mlp.loss, params, x, labels).save(tmp_path / "grad_loss.py")
+    script = (
+        "import sys, numpy as np\n"
+        f"sys.path[:0] = [{str(tmp_path)!r}, 'examples']\n"
+        "import mlp\n"
+        "from grad_loss import grad_loss\n"
+        "params, x, labels = mlp.example()\n"
+        "rng = np.random.default_rng(0)\n"
+        "x, labels = rng.standard_normal((8, 5)), rng.integers(0, 3, size=5)\n"
+        "value, dparams, dx, _ = grad_loss(params, x, labels)\n"
+        "assert 'yota_src' not in sys.modules and dx.shape == (8, 5)\n"
+        "print(round(float(value - mlp.loss(params, x, labels)), 12))\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         cwd=load_example("mlp").__file__.rsplit("/examples/", 1)[0])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() in ("0.0", "-0.0")
+
+
+def unknown_to_the_rules(x):
+    return np.sum(np.linalg.qr(x)[0] * x)
+
+
+def test_an_operation_without_a_rule_keeps_its_sizes():
+    df = ys.simplegrad(unknown_to_the_rules, np.random.default_rng(4).standard_normal((4, 3)))
+    assert "(4, 3)" in df.source
+    with pytest.raises(SignatureMismatch):
+        df(np.ones((5, 3)))

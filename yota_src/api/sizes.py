@@ -1,0 +1,66 @@
+"""One module for every size: checked by making it again at other sizes.
+
+A module whose sizes are read at run time (ir/dims.py) must not depend on
+the example's sizes anywhere: not in a rule that decided something from a
+size without saying so, not in a pass that wrote a shape as a number. So
+`build` makes it twice: at the example's sizes and at a *probe*, the same
+arguments with every free size changed (to a value no size of the example
+has; sizes equal in the example stay equal, as an index may rely on it).
+Where two free sizes are equal in the example, a second probe gives each
+its own value, so that no pass can have taken one for the other; a probe
+the function cannot run at (an index taken from one size into another)
+proves nothing either way and is passed over. Both modules are written in
+terms of the sizes' names, so a module that serves every size reads the
+same at each probe; where they differ, something followed the example's
+sizes, and the module is made again with every size fixed (the
+specialisation it was before sizes were values). Slower to make, never
+wrong at another size.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from yota_src.core.values import is_array, rebuild
+from yota_src.ir.dims import DimFacts, Symbol
+
+
+def probe_arguments(args: tuple, facts: DimFacts, apart: bool = False) -> tuple | None:
+    """`args` with each free size changed, each array's data repeated along
+    the axes that change, so its values stay those of the example (labels
+    index the same classes); None where no size is free (or, `apart`, where
+    no two free sizes are equal in the example). Sizes equal in the example
+    stay equal (the code may rely on it unsaid: an index into one axis taken
+    from another's length); `apart`, each free size gets a value of its own,
+    so that nothing can follow a coincidence of the example's sizes."""
+    free = facts.free()
+    values = [facts.values[symbol] for symbol in free]
+    if not free or apart and len(set(values)) == len(values):
+        return None
+    taken = set(facts.values.values())
+    sizes: dict[Symbol, int] = {}
+    by_value: dict[int, int] = {}
+    for symbol in sorted(free, key=lambda symbol: facts.values[symbol]):
+        value = facts.values[symbol]
+        if value in by_value and not apart:
+            sizes[symbol] = by_value[value]
+            continue
+        size = value + 1
+        while size in taken:
+            size += 1
+        sizes[symbol] = by_value[value] = size
+        taken.add(size)
+
+    def resized(index: int):
+        def leaf(path, value):
+            if not is_array(value) or isinstance(value, np.generic):
+                return value
+            for axis in range(np.ndim(value)):
+                symbol = Symbol(index, path, axis)
+                if symbol in facts.values and facts.find(symbol) in sizes:
+                    wanted = sizes[facts.find(symbol)]
+                    value = np.take(value, np.arange(wanted) % value.shape[axis], axis=axis)
+            return value
+        return leaf
+
+    return tuple(rebuild(arg, resized(index)) for index, arg in enumerate(args))
