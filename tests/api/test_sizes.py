@@ -134,3 +134,75 @@ def test_an_operation_without_a_rule_keeps_its_sizes():
     assert "(4, 3)" in df.source
     with pytest.raises(SignatureMismatch):
         df(np.ones((5, 3)))
+
+
+def stable_sigmoid(x):
+    positive = x >= 0
+    z = np.empty_like(x)
+    z[positive] = 1 / (1 + np.exp(-x[positive]))
+    e = np.exp(x[~positive])
+    z[~positive] = e / (1 + e)
+    return z
+
+
+def masked_loss(W, x):
+    h = W @ x
+    leaky = h.copy()
+    leaky[h < 0] *= 0.01
+    return np.sum(stable_sigmoid(h) ** 2) + np.sum(leaky ** 2) + np.mean(h[h > 0])
+
+
+def test_masked_code_serves_other_mask_counts_and_sizes(tmp_path):
+    rng = np.random.default_rng(8)
+    df = ys.simplegrad(masked_loss, rng.standard_normal((4, 3)), rng.standard_normal((3, 5)))
+    assert "_other_path" not in df.source  # no count of the example is relied on
+    df.save(tmp_path / "grad_masked.py")
+    for shape in ((3, 5), (3, 11), (3, 1)):
+        args = (rng.standard_normal((4, 3)), rng.standard_normal(shape))
+        _agrees(df, masked_loss, args)
+
+
+def count_used_as_a_number(x):
+    kept = x[x > 0]
+    return np.sum(kept) * (2.0 if len(kept) > 3 else 1.0)
+
+
+def test_a_decision_on_a_count_is_guarded_where_the_mask_is():
+    x = np.array([1.0, 2.0, 3.0, 4.0, -1.0])
+    df = ys.simplegrad(count_used_as_a_number, x)
+    _agrees(df, count_used_as_a_number, (np.array([1.0, 2.0, -3.0, 5.0, 6.0]),))
+    with pytest.raises(ControlFlowChanged):
+        df(np.array([1.0, -2.0, -3.0, 4.0, -1.0]))
+
+
+def centred_rows(x):
+    return np.sum((x - x.mean(axis=1)) ** 2)
+
+
+def with_its_transpose(x):
+    return np.sum(x * x.transpose(1, 0, 2))
+
+
+@pytest.mark.parametrize("f, example, served, refused", [
+    (centred_rows, (4, 4), (6, 6), [(3, 1), (3, 5)]),
+    (with_its_transpose, (4, 4, 3), (5, 5, 2), [(3, 1, 3), (2, 3, 3)]),
+])
+def test_a_size_held_twice_by_one_argument_is_checked_equal(f, example, served, refused):
+    """(N, N): NumPy broadcasts (3, 1) where the code was made for a square."""
+    rng = np.random.default_rng(9)
+    df = ys.simplegrad(f, rng.standard_normal(example))
+    _agrees(df, f, (rng.standard_normal(served),))
+    for shape in refused:
+        with pytest.raises(SignatureMismatch):
+            df(rng.standard_normal(shape))
+
+
+def sizes_as_numbers(x):
+    n = x.shape[0]
+    return np.sum(x ** 2 / (n - 1)) + np.sum(x * (x.shape[0] + x.shape[1]))
+
+
+def test_sizes_used_as_numbers_in_the_code():
+    df = ys.simplegrad(sizes_as_numbers, np.ones((4, 6)))
+    assert "(N, M)" in df.source
+    _agrees(df, sizes_as_numbers, (np.random.default_rng(10).standard_normal((5, 2)),))

@@ -41,9 +41,9 @@ def test_other_dtype_raises():
 
 def test_other_static_values_raise():
     df = ys.simplegrad(scaled, np.ones(3), 2, "double")
-    with pytest.raises(SignatureMismatch, match="n == 2, got 3"):
+    with pytest.raises(SignatureMismatch, match="n == 2, got int 3"):
         df(np.ones(3), 3, "double")
-    with pytest.raises(SignatureMismatch, match="mode == 'double', got 'half'"):
+    with pytest.raises(SignatureMismatch, match="mode == 'double', got str 'half'"):
         df(np.ones(3), 2, "half")
 
 
@@ -103,8 +103,18 @@ def masked_total(x):
     return np.sum(x[x > 0])
 
 
-def test_data_dependent_shapes_are_guarded():
+def test_a_mask_count_is_read_at_run_time():
     df = ys.simplegrad(masked_total, np.array([1.0, -1.0, 2.0]))
+    assert np.allclose(df(np.array([3.0, -2.0, 1.0]))[1], [1.0, 0.0, 1.0])
+    assert np.allclose(df(np.array([3.0, 2.0, 1.0]))[1], [1.0, 1.0, 1.0])  # another count
+
+
+def nonzero_total(x):
+    return np.sum(x[np.nonzero(x > 0)])
+
+
+def test_data_dependent_shapes_without_a_rule_are_guarded():
+    df = ys.simplegrad(nonzero_total, np.array([1.0, -1.0, 2.0]))
     assert np.allclose(df(np.array([3.0, -2.0, 1.0]))[1], [1.0, 0.0, 1.0])
     with pytest.raises(ControlFlowChanged):
         df(np.array([3.0, 2.0, 1.0]))

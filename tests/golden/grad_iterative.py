@@ -34,7 +34,7 @@ def grad_double(x, n):
 def _mismatch(label, value, expected):
     """Refuse an argument unlike the example's, saying what it is."""
     got = type(value).__qualname__
-    got = f"{value!r:.60}"
+    got += f" {value!r:.60}"
     raise SignatureMismatch(f"grad_double was generated for {label} {expected}, got {got}")
 
 

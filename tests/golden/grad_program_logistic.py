@@ -54,5 +54,5 @@ def _mismatch(label, value, expected):
     if hasattr(value, "shape") and hasattr(value, "dtype"):
         got += f" {value.dtype} {value.shape}"
     else:
-        got = f"{value!r:.60}"
+        got += f" {value!r:.60}"
     raise SignatureMismatch(f"grad_logistic was generated for {label} {expected}, got {got}")

@@ -53,5 +53,5 @@ def grad_newton_sqrt(a):
 def _mismatch(label, value, expected):
     """Refuse an argument unlike the example's, saying what it is."""
     got = type(value).__qualname__
-    got = f"{value!r:.60}"
+    got += f" {value!r:.60}"
     raise SignatureMismatch(f"grad_newton_sqrt was generated for {label} {expected}, got {got}")

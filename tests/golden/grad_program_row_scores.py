@@ -53,7 +53,7 @@ def _mismatch(label, value, expected):
     if hasattr(value, "shape") and hasattr(value, "dtype"):
         got += f" {value.dtype} {value.shape}"
     else:
-        got = f"{value!r:.60}"
+        got += f" {value!r:.60}"
     raise SignatureMismatch(f"grad_row_scores was generated for {label} {expected}, got {got}")
 
 

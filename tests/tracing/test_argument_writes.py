@@ -178,3 +178,27 @@ def test_a_namespace_passed_in_gets_the_write():
     assert ns.step == 0
     df(np.ones(2), ns)
     assert ns.step == 1
+
+
+def written_and_returned(x, state):
+    state["h"] = np.tanh(x)
+    return np.sum(x ** 2), state
+
+
+def test_a_written_container_returned_as_aux_holds_the_write():
+    x, state = np.array([0.5, -1.0]), {"h": np.zeros(2)}
+    (_, aux), _ = ys.grad(written_and_returned, x, state, has_aux=True)
+    np.testing.assert_allclose(aux["h"], np.tanh(x))
+    np.testing.assert_allclose(state["h"], np.tanh(x))
+
+
+def counted(x, state):
+    state["n"] = state["n"] + 1
+    return np.sum(np.tanh(x) ** 2)
+
+
+def test_a_pullback_of_a_function_that_writes_is_refused():
+    state = {"n": 0}
+    with pytest.raises(MutationError, match="writes into its arguments"):
+        ys.vjp(counted, np.ones(4), state)
+    assert state == {"n": 0}

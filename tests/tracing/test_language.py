@@ -229,7 +229,7 @@ def test_list_arguments_guard_their_length(rng):
     layers = [rng.standard_normal((3, 3)), rng.standard_normal((2, 3))]
     ys.check_grad(layers_loss, layers, rng.standard_normal(3))
     df = ys.simplegrad(layers_loss, layers, np.ones(3))
-    expected = "layers of type list with 2 items, got list of 3 items"
+    expected = "layers of type list with 2 items, got list of length 3"
     with pytest.raises(ys.errors.SignatureMismatch, match=expected):
         df(layers + [np.ones((2, 2))], np.ones(3))
 

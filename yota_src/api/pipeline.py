@@ -27,10 +27,11 @@ from yota_src.api.sizes import probe_arguments
 from yota_src.api.transform_tapes import KINDS, result_only, without_cotangent
 from yota_src.api.unrolling import unroll
 from yota_src.api.user_facing import errors_at_user_lines
-from yota_src.codegen import CodegenError, loader
-from yota_src.core.primitives import is_output
+from yota_src.codegen import loader
+from yota_src.core.primitives import is_output, store_in_argument
 from yota_src.differentiate import cotangents
 from yota_src.differentiate.sweep import differentiate
+from yota_src.errors import MutationError
 from yota_src.ir.signature import Signature
 from yota_src.ir.tape import Call, Tape
 from yota_src.passes import eliminate_dead_code, optimize, optimize_forward
@@ -53,7 +54,7 @@ def build(fn: Callable, args: tuple, wrt_args: frozenset, loops: str = "roll",
     if sizes:
         try:
             made = _made(fn, args, *options, dims=True)
-        except CodegenError:  # a size it cannot read: made for the example's
+        except Exception:  # noqa: BLE001 - made for the example's sizes, which raises
             return _loaded(fn, args, _made(fn, args, *options, dims=False), pullback)
         if _serves_other_sizes(fn, args, options, made):
             return _loaded(fn, args, made, pullback)
@@ -91,8 +92,13 @@ def _made(fn: Callable, args: tuple, wrt_args: frozenset, loops: str, work_array
     with errors_at_user_lines():
         unroller, value, signature = unroll(fn, args, loops=loops, dims=dims)
         recorder = unroller.recorder
-        recorded = _after("trace", _recorded(unroller, value, signature, has_aux, pullback),
-                          verify=True, values=recorder.values, dump=dump)
+        try:  # the value read as it is, writes into the arguments included
+            recorded = _recorded(unroller, value, signature, has_aux, pullback)
+        finally:
+            unroller.writes.put_back()  # the generated code makes them
+        if pullback or kind in KINDS:
+            _refuse_writes(recorded, "ys.vjp" if pullback else f"a {kind} transform")
+        recorded = _after("trace", recorded, verify=True, values=recorder.values, dump=dump)
         forward = _after("forward passes", optimize_forward(recorded, loops), dump=dump)
         tape = differentiate(forward, recorder.values, wrt_args, recorder.input_names, has_aux,
                              pullback)
@@ -107,6 +113,18 @@ def _made(fn: Callable, args: tuple, wrt_args: frozenset, loops: str, work_array
     if dump:
         _dump("codegen", tape, source)
     return unroller, tape, source, constants, forward, kind, value
+
+
+def _refuse_writes(tape: Tape, what: str) -> None:
+    """A pullback runs the forward pass again at each call, so a write into an
+    argument would happen once per call of it, never with the value: refused."""
+    for op in tape.ops:
+        if isinstance(op, Call) and op.fn is store_in_argument:
+            raise MutationError(
+                f"{what} of a function that writes into its arguments", op.loc,
+                hint="Its generated code would repeat the write at each call of the "
+                     "pullback: use ys.grad or ys.simplegrad (which make the write once per "
+                     "call), or return the new state instead of writing it.")
 
 
 def _loaded(fn: Callable, args: tuple, made: tuple, pullback: bool) -> Compiled:
@@ -130,9 +148,13 @@ def primal(fn: Callable, args: tuple) -> tuple[Any, Tape]:
     them)."""
     with errors_at_user_lines():
         unroller, value, signature = unroll(fn, args, rewind_draws=False)
-    tape = _after("trace", eliminate_dead_code(_tape(unroller, value, signature)))
+    try:
+        traced, value = _tape(unroller, value, signature), values_of(value)
+    finally:
+        unroller.writes.put_back()
+    tape = _after("trace", eliminate_dead_code(traced))
     tape.dependencies = tuple(unroller.outside_reads.dependencies.values())
-    return values_of(value), tape
+    return value, tape
 
 
 def _recorded(unroller: Unroller, value, signature: Signature, has_aux: bool,

@@ -30,7 +30,9 @@ def unroll(fn: Callable, args: tuple, rewind_draws: bool = True, loops: str = "r
     """Run `fn` on traced arguments: `(unroller, value, signature)`. Random
     generators it drew from are put back (`rewind_draws`) when the generated
     code is what will draw for the caller; `trace` returns the traced value
-    itself, so it keeps the draws."""
+    itself, so it keeps the draws. What `fn` wrote into its arguments is
+    still there, as the value may return it: the caller reads the value
+    into a tape, then puts the writes back (`unroller.writes.put_back()`)."""
     plain = unwrap(fn)
     _refuse_without_source(plain)
     source = function_source(plain)
@@ -44,10 +46,10 @@ def unroll(fn: Callable, args: tuple, rewind_draws: bool = True, loops: str = "r
         value = unroller.call_function(plain, traced, {})
     except BaseException:
         rewind(unroller.random_states)  # a failed attempt draws nothing
+        unroller.writes.put_back()
         raise
     finally:
         unroller.close_generators()  # generators left unfinished, as Python closes them
-        unroller.writes.put_back()  # writes into arguments: the generated code makes them
     if rewind_draws:
         rewind(unroller.random_states)
     signature.outside = describe_outside(unroller.outside_reads.dependencies.values())

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 
 from yota_src.codegen.spelling import CodegenError
-from yota_src.ir.dims import Dim, DimFacts, Symbol, comparison_text
+from yota_src.ir.dims import Count, Dim, DimFacts, Symbol, comparison_text
 
 _LETTERS = ("N", "M", "K", "L", "P", "Q", "R", "S", "U", "V")
 
@@ -22,11 +22,20 @@ _LETTERS = ("N", "M", "K", "L", "P", "Q", "R", "S", "U", "V")
 class Dimensions:
     """Names and spellings of one module's run-time sizes."""
 
-    def __init__(self, facts: DimFacts | None, path, names, arguments: int):
+    def __init__(self, facts: DimFacts | None, path, names, arguments: int, ops=()):
         self.facts = facts
         self.arguments = arguments  # how many positional arguments the function takes
+        self.counts: dict[Count, tuple] = {}  # a mask's count -> (the op it sizes, axis)
+        for op in ops if facts is not None else ():
+            for axis, size in enumerate(op.dims or ()):
+                terms = facts.terms(size) if isinstance(size, Dim) else {}
+                if len(terms) == 1 and list(terms.values()) == [1]:
+                    (monomial,) = terms
+                    if len(monomial) == 1 and isinstance(monomial[0], Count):
+                        self.counts.setdefault(monomial[0], (op, axis))
         self.path = path  # (index, path) -> the expression that reaches the leaf
         self.names = names
+        self.ref = names.ref  # an op as the code reads it
         self.named: dict[Symbol, str] = {}  # in order of first use
         self.used: set[Symbol] = set()  # read by the code (the others only described)
         self.bound: set[Symbol] = set()  # read by an argument check already
@@ -78,8 +87,9 @@ class Dimensions:
             return ast.Constant(0)
         pieces = []
         for monomial, coefficient in sorted(terms.items(), key=lambda item: -len(item[0])):
-            self.used.update(monomial)
-            factors = [ast.Name(self.name(symbol)) for symbol in monomial]
+            self.used.update(symbol for symbol in monomial if isinstance(symbol, Symbol))
+            factors = [self._count(symbol) if isinstance(symbol, Count) else
+                       ast.Name(self.name(symbol)) for symbol in monomial]
             if not factors:
                 pieces.append((coefficient, ast.Constant(abs(coefficient))))
                 continue
@@ -94,6 +104,13 @@ class Dimensions:
         for sign, piece in pieces[1:]:
             expression = ast.BinOp(expression, ast.Sub() if sign < 0 else ast.Add(), piece)
         return expression
+
+    def _count(self, symbol: Count) -> ast.expr:
+        """A mask's count, read off the first value it sizes: `pos.shape[0]`."""
+        if symbol not in self.counts:
+            raise CodegenError("a mask's count that no value of the code has")
+        op, axis = self.counts[symbol]
+        return ast.Subscript(ast.Attribute(self.ref(op), "shape"), ast.Constant(axis))
 
     def name_in_order(self, leaves) -> None:
         """Name the free sizes in the order the arguments' leaves hold them
@@ -134,7 +151,7 @@ class Dimensions:
         found = [self.axis(index, path, axis) for axis in range(len(shape))]
         if not any(isinstance(f, Symbol) for f in found):
             return None
-        expected, new, tests = [], {}, []
+        expected, new, tests, twice = [], {}, [], []
         for axis, (size, n) in enumerate(zip(found, shape)):
             if not isinstance(size, Symbol):
                 expected.append(str(n))
@@ -142,9 +159,9 @@ class Dimensions:
             elif size in self.bound:
                 expected.append(self.name(size))
                 tests.append(f"{code}.shape[{axis}] != {self.name(size)}")
-            elif size in new:  # twice in this leaf: `(N, N)`
+            elif size in new:  # twice in this leaf, `(N, N)`: checked whatever the form
                 expected.append(None)
-                tests.append(f"{code}.shape[{axis}] != {code}.shape[{new[size]}]")
+                twice.append(f"{code}.shape[{axis}] != {code}.shape[{new[size]}]")
             else:
                 new[size] = axis
                 expected.append(None)
@@ -161,6 +178,7 @@ class Dimensions:
             test = f"{code}.shape[:-{len(fresh)}] != {spelled}"  # the rank too
         else:
             test = " or ".join([f"{code}.ndim != {len(shape)}", *tests])
+        test = " or ".join([test, *twice])
         self.bound.update(new)
         wanted = [(axis, size) for size, axis in new.items() if size in needed]
         for _, size in wanted:

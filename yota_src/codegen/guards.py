@@ -71,7 +71,7 @@ class Guards:
         self.names, self.spell, self.module_level = names, spell, module_level
         self.facts = facts([guard for op in tape.ops for guard in
                             (call_guards(op) if is_loop(op) else [op])
-                            if isinstance(guard, Guard)])
+                            if isinstance(guard, Guard) and not self.read_at_run_time(guard)])
         self.fact_names: dict[Fact, str] = {}  # facts decided more than once: module constants
         self.fact_lines: list[str] = []
         self.other_path = names.unused("_other_path")  # the helper guards raise through
@@ -136,7 +136,7 @@ class Guards:
         if node.kind == "sequence":
             n = len(node.keys)
             tests.append(f"len({code}) != {n}")
-            expected, kind = f"{expected} with {n} items", "sequence"
+            expected, kind = f"{expected} with {n} item{'' if n == 1 else 's'}", "sequence"
         elif node.kind == "dict":
             keys = ast.unparse(ast.List([
                 self.spell.dict_key(key, node.index, node.path + ((ITEM, key),))
@@ -253,11 +253,11 @@ class Guards:
         what came instead, as far as the checks it serves need."""
         said = [("array", 'hasattr(value, "shape") and hasattr(value, "dtype")',
                  'f" {value.dtype} {value.shape}"'),
-                ("sequence", "isinstance(value, (list, tuple))", 'f" of {len(value)} items"'),
+                ("sequence", "isinstance(value, (list, tuple))", 'f" of length {len(value)}"'),
                 ("dict", "isinstance(value, dict)", 'f" with the keys {list(value)}"'),
                 ("attributes", "attributes", 'f", missing {[name for name in attributes '
                  'if not hasattr(value, name)]}"'),
-                ("value", None, 'f"{value!r:.60}"')]
+                ("value", None, 'f" {value!r:.60}"')]
         branches = [(test, text) for kind, test, text in said if kind in self.described]
         attributes = ", attributes=()" if "attributes" in self.described else ""
         lines = [f"def {self.mismatch}(label, value, expected{attributes}):",
@@ -270,19 +270,28 @@ class Guards:
                       '        expected += f" with the attributes {attributes}"']
         for number, (test, text) in enumerate(branches):
             if test is None and number == 0:
-                lines.append(f"    got = {text}")
+                lines.append(f"    got += {text}")
             else:
                 lines += [f"    {'else' if test is None else 'if' if number == 0 else 'elif'}"
                           f"{'' if test is None else ' ' + test}:",
-                          f"        got {'=' if test is None else '+='} {text}"]
+                          f"        got += {text}"]
         refusal = message(f"{self.name} was generated for ", Field("label"), " ",
                           Field("expected"), ", got ", Field("got"))
         return lines + wrapped("    raise SignatureMismatch(", refusal, 0)
+
+    def read_at_run_time(self, op: Guard) -> bool:
+        """A guard of a mask's count that the code reads at run time: no code
+        relies on the example's count, so it is not written (ir/dims.Count)."""
+        facts = self.sig.dims
+        return bool(op.sizes) and facts is not None \
+            and all(facts.free_count(symbol) for symbol in op.sizes)
 
     def guard(self, op: Guard) -> list[str]:
         """`if` the data take another path than the example's, raise through
         the helper, naming the decision: one the data took more than once
         by the fact's module-level name."""
+        if self.read_at_run_time(op):
+            return []
         value = self.names.ref(op.value)
         if op.convert is bool:
             test = value if op.expected is False else _negated(value)

@@ -76,7 +76,7 @@ class ModuleWriter:
         self.module_level = ModuleLevel()
         self.spell = Speller(self.sig, self.params, self.names)
         self.dims = self.spell.dims = Dimensions(self.sig.dims, self.spell.path, self.names,
-                                                 len(self.sig.params))
+                                                 len(self.sig.params), tape.ops)
         self.guards = Guards(tape, self.name, self.params, self.names, self.spell,
                              self.module_level)
         self.guards.dims = self.dims

@@ -41,6 +41,15 @@ class Symbol(NamedTuple):
     axis: int
 
 
+class Count(NamedTuple):
+    """How many elements a boolean mask selects (`x[x > 0]`): a size the data
+    decide, which the code computes where the mask is; `key` names the mask's
+    op while tracing. Nothing checks it before the body runs: where the code
+    relies on its value, it is pinned, and a guard beside the mask checks it."""
+
+    key: tuple
+
+
 Terms = tuple  # ((monomial, coefficient), ...): a monomial is a sorted tuple of symbols
 
 _COMPARISONS = {operator.eq: "==", operator.ne: "!=", operator.lt: "<", operator.le: "<=",
@@ -67,6 +76,8 @@ class DimFacts:
         self.decisions: list[Decision] = []
         self.where: Callable[[], object] = lambda: None  # the location of a decision
         self.as_value: Callable[[Dim], object] | None = None  # a Dim as a traced number
+        self.counting = True  # a mask's count may be a size (not in a pass: ir/shapes.py)
+        self.masks: list = []  # the ops whose counts are sizes (Count keys are their ids)
 
     @contextlib.contextmanager
     def recording(self, where: Callable[[], object], as_value: Callable):
@@ -89,6 +100,12 @@ class DimFacts:
         self.values.setdefault(symbol, value)
         return Dim((((symbol,), 1),), value, self)
 
+    def count(self, key: tuple, value: int) -> Dim:
+        """The size a mask selects (its op `key`), `value` in the example."""
+        symbol = Count(key)
+        self.values.setdefault(symbol, value)
+        return Dim((((symbol,), 1),), value, self)
+
     def find(self, symbol: Symbol) -> Symbol | int:
         """The representative of `symbol`'s class, or the value it is pinned to."""
         root = symbol
@@ -99,8 +116,13 @@ class DimFacts:
         return self.pinned.get(root, root)
 
     def free(self) -> list[Symbol]:
-        """The representatives not pinned: the sizes the code reads at run time."""
-        return [s for s in self.values if s not in self.parent and s not in self.pinned]
+        """The representatives not pinned: the arguments' sizes the code reads
+        at run time (counts of masks apart)."""
+        return [s for s in self.values if isinstance(s, Symbol) and s not in self.parent
+                and s not in self.pinned]
+
+    def free_count(self, symbol) -> bool:
+        return isinstance(symbol, Count) and symbol not in self.pinned
 
     def members(self, representative: Symbol) -> list[Symbol]:
         return [s for s in self.values if self.find(s) == representative]
@@ -176,6 +198,11 @@ class DimFacts:
         b = right.value if isinstance(right, Dim) else right
         truth = bool(op(a, b))
         difference = _subtract(self.terms(left), self.terms(right))
+        counts = [s for key in difference for s in key if isinstance(s, Count)]
+        if counts:  # a decision on a count, which only the body knows: pinned
+            for symbol in counts:
+                self.pinned[symbol] = self.values[symbol]
+            difference = _subtract(self.terms(left), self.terms(right))
         if all(not key for key in difference) or _always(difference, op):
             return truth  # decided by the arithmetic alone
         if op is operator.eq and truth or op is operator.ne and not truth:
@@ -190,6 +217,8 @@ class DimFacts:
         """Learn `difference == 0` where it is `s - t` (unified) or `s - c`
         (pinned); other equalities stay decisions."""
         linear = {key: c for key, c in difference.items() if key}
+        if any(isinstance(symbol, Count) for key in linear for symbol in key):
+            return False  # pinned by `decide`
         constant = difference.get((), 0)
         if len(linear) == 1 and constant:
             (key, c), = linear.items()

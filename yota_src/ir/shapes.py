@@ -23,7 +23,7 @@ import numpy as np
 
 from yota_src.core import primitives
 from yota_src.core.nested import leaves
-from yota_src.ir.dims import Dim, DimFacts
+from yota_src.ir.dims import Count, Dim, DimFacts
 from yota_src.ir.tape import Op
 
 
@@ -77,10 +77,15 @@ def result_dims(fn, args: tuple, kwargs: dict, shape: tuple | None,
 
 
 def infer_dims(op: Op, facts: DimFacts | None) -> tuple | None:
-    """The dims of an op a pass made, from its operands' (None: the example's)."""
+    """The dims of an op a pass made, from its operands' (None: the example's).
+    A pass makes no new count of a mask: only the trace guards one."""
     if facts is None or op.shape is None or not hasattr(op, "fn"):
         return None
-    return result_dims(op.fn, op.args, op.kwargs, op.shape, facts)
+    facts.counting, saved = False, facts.counting
+    try:
+        return result_dims(op.fn, op.args, op.kwargs, op.shape, facts)
+    finally:
+        facts.counting = saved
 
 
 class _NoRule(Exception):
@@ -130,9 +135,15 @@ def broadcast(facts: DimFacts, *shapes) -> tuple:
 
 
 def _elementwise(facts, *args, **kwargs):
-    if kwargs.get("out") is not None or kwargs.get("where", True) is not True:
+    """Broadcasting; written into `out=` (a pass's in-place form), its sizes."""
+    if set(kwargs) - {"out"} or kwargs.get("where", True) is not True:
         raise _NoRule
-    return broadcast(facts, *(dims_of_value(a) for a in args))
+    dims = broadcast(facts, *(dims_of_value(a) for a in args))
+    if kwargs.get("out") is not None:
+        out = dims_of_value(kwargs["out"])
+        broadcast(facts, out, dims)
+        return out
+    return dims
 
 
 def _where(facts, condition, *rest):
@@ -321,8 +332,10 @@ def _index_store(facts, buffer, index, values):
 def _getitem(facts, a, index):
     dims = dims_of_value(a)
     items = index if isinstance(index, tuple) else (index,)
-    if any(_is_mask(item) for item in items) or sum(item is Ellipsis for item in items) > 1:
-        raise _NoRule  # a mask: its count is data
+    if sum(item is Ellipsis for item in items) > 1:
+        raise _NoRule
+    if any(_is_mask(item) for item in items):
+        return _masked(facts, dims, items)
     explicit = sum(1 for item in items if item is not None and item is not Ellipsis)
     expanded = []
     for item in items:
@@ -357,6 +370,56 @@ def _getitem(facts, a, index):
         at = insert_at if adjacent else 0
         result[at:at] = list(broadcast(facts, *advanced))
     return tuple(result)
+
+
+def _masked(facts, dims: tuple, items: tuple) -> tuple:
+    """`x[mask]`, `x[:, mask]`: the axes the mask covers become one, as long
+    as the mask selects: a count the data decide (ir/dims.Count)."""
+    masks = [i for i, item in enumerate(items) if _is_mask(item)]
+    if len(masks) != 1 or _op_of(items[masks[0]]) is None \
+            or any(item is None or item is Ellipsis or _is_index_array(item) and not _is_mask(item)
+                   or not isinstance(item, slice) and i != masks[0]
+                   for i, item in enumerate(items)):
+        raise _NoRule  # only a traced mask among whole slices
+    (at,) = masks
+    mask = _op_of(items[at])
+    covered = dims[at:at + len(mask.shape)]
+    if len(covered) != len(mask.shape):
+        raise _NoRule
+    for size, other in zip(dims_of_value(mask), covered):
+        facts.decide(size, operator.eq, other)
+    before = [_slice_size(facts, size, item) for size, item in zip(dims[:at], items[:at])]
+    after = dims[at + len(mask.shape):]
+    after = [_slice_size(facts, size, item) for size, item in zip(after, items[at + 1:])] \
+        + list(after[len(items) - at - 1:])
+    key = _structure(mask)
+    if Count(key) in facts.values:  # a mask counted before (the same computation)
+        count = facts.count(key, facts.values[Count(key)])
+    elif facts.counting:
+        count = facts.count(key, int(np.count_nonzero(mask_value(items[at]))))
+        facts.masks.append(mask)  # held, so that no other op takes the ids its key holds
+    else:
+        raise _NoRule
+    return (*before, count, *after)
+
+
+def _structure(op: Op, depth: int = 0):
+    """What an op computes, as a key: `~pos` made twice is one mask. An op
+    with an effect (a random draw) or too deep is itself."""
+    if depth > 12 or not hasattr(op, "fn") or primitives.has_effect(op.fn):
+        return ("op", id(op))
+    def part(value):
+        return _structure(value, depth + 1) if isinstance(value, Op) else ("value", repr(value))
+    return (getattr(op.fn, "__qualname__", repr(op.fn)), id(op.fn),
+            tuple(part(a) for a in op.args),
+            tuple(sorted((k, part(v)) for k, v in op.kwargs.items())))
+
+
+def mask_value(item):
+    value = getattr(item, "value", None)
+    if value is None:
+        raise _NoRule  # an op of a tape: no example values to count
+    return value
 
 
 def _is_mask(item) -> bool:

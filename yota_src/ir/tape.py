@@ -121,7 +121,7 @@ class Call(Op):
 class Guard(Op):
     """Run-time check that `convert(value) == expected`, as it was when traced."""
 
-    __slots__ = ("value", "expected", "convert", "text", "within")
+    __slots__ = ("value", "expected", "convert", "text", "within", "sizes")
 
     def __init__(self, value: Op, expected, convert: Callable, text: str, loc,
                  within: str | None = None):
@@ -131,6 +131,9 @@ class Guard(Op):
         self.convert = convert
         self.text = text  # the user's expression, for messages
         self.within = within  # the call that decided it natively (`sorted(xs)`), if any
+        # the counts of masks (ir/dims.Count) it checks: dropped where each is read at
+        # run time, as no code then relies on the example's count
+        self.sizes: tuple = ()
 
     def message(self, function_name: str) -> str:
         return other_path(function_name, self.described())

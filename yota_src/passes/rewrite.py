@@ -78,6 +78,7 @@ def with_operands(op: Op, look) -> Op:
         if value is op.value:
             return op
         clone = Guard(value, op.expected, op.convert, op.text, op.loc, op.within)
+        clone.sizes = op.sizes
     else:
         return op
     clone.hint = op.hint

@@ -18,6 +18,7 @@ import operator
 import numpy as np
 
 from yota_src.core import primitives
+from yota_src.ir.dims import plain
 from yota_src.ir.tape import Call, Const, Op, Tape, iter_refs, same_shape, sizes
 from yota_src.passes.rewrite import rewrite
 
@@ -97,7 +98,7 @@ def _elementwise(op: Call, args: tuple):
     where the other operands alone give a smaller one; None where NumPy would
     give another dtype."""
     shapes = [a.shape for a in args if isinstance(a, Op)]
-    values = [a.dtype if isinstance(a, Op) else a for i, a in enumerate(args)
+    values = [a.dtype if isinstance(a, Op) else plain(a) for i, a in enumerate(args)
               if i in _ELEMENTWISE[op.fn]]
     if np.result_type(*values) != op.dtype:
         return None

@@ -15,7 +15,7 @@ import numpy as np
 from yota_src.core import distributions, primitives
 from yota_src.core.values import ATTR, ITEM, is_array
 from yota_src.errors import MutationError, UnsupportedSyntaxError
-from yota_src.ir.dims import pinned
+from yota_src.ir.dims import Count, Dim, pinned
 from yota_src.tracing.array_methods import ArrayMethod
 from yota_src.tracing.ownership import inlinable
 from yota_src.tracing.traced import Traced, give_name, has_traced
@@ -105,6 +105,9 @@ class Access:
             result = unroller.primitive(operator.getitem, (obj, index), {})
             if _is_mask_index(index) and result.op.depends:
                 unroller.decisions.concretize(result, np.shape, node, frame)  # the count is data
+                counts = mask_counts(result.op)
+                if counts:  # a size read at run time: the guard stays only where it is pinned
+                    unroller.recorder.ops[-1].sizes = counts
             return result
         method = self.python_method(obj, "__getitem__")
         if method is not None:  # a class of the user's: its __getitem__ is unrolled
@@ -196,3 +199,14 @@ def _is_mask_index(index) -> bool:
     items = index if isinstance(index, tuple) else (index,)
     return any(isinstance(item, Traced) and np.result_type(item.value) == np.bool_
                and np.ndim(item.value) > 0 for item in items)
+
+
+def mask_counts(op) -> tuple:
+    """The counts of masks (ir/dims.Count) among an op's sizes."""
+    facts = None
+    for size in op.dims or ():
+        if isinstance(size, Dim):
+            facts = size.facts
+            return tuple(symbol for monomial in facts.terms(size) for symbol in monomial
+                         if isinstance(symbol, Count))
+    return ()
