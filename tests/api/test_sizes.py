@@ -206,3 +206,22 @@ def test_sizes_used_as_numbers_in_the_code():
     df = ys.simplegrad(sizes_as_numbers, np.ones((4, 6)))
     assert "(N, M)" in df.source
     _agrees(df, sizes_as_numbers, (np.random.default_rng(10).standard_normal((5, 2)),))
+
+
+def leaky_loss(W, x):
+    h = W @ x
+    out = h * 1.0
+    out[h < 0] *= 0.01
+    return np.sum(out ** 2)
+
+
+def test_grad_serves_every_mask_count_of_a_shape():
+    """A leaky ReLU by mask in a training loop: each batch selects another
+    number of negative values, and the cached code serves each."""
+    rng = np.random.default_rng(11)
+    W = rng.standard_normal((4, 3))
+    for _ in range(4):
+        x = rng.standard_normal((3, 6))
+        value, (dW, dx) = ys.grad(leaky_loss, W, x)
+        assert np.isclose(value, leaky_loss(W, x))
+        np.testing.assert_allclose(dW, numerical_gradient(leaky_loss, (W, x), 0), rtol=1e-6)

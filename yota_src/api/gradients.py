@@ -32,7 +32,7 @@ from yota_src.core.primitives import display_name
 from yota_src.core.values import ATTR, ITEM, get_path, set_path
 from yota_src.errors import ControlFlowChanged
 from yota_src.ir.signature import signature_key
-from yota_src.ir.tape import Tape
+from yota_src.ir.tape import Guard, Tape
 
 _cache = GradientCache()  # the one cache of compiled gradients: ys.grad's
 _checks = _cache.checks  # what every call reads, bound once
@@ -169,9 +169,25 @@ def _build_once(key, fn: Callable, args: tuple, wrt_args, loops: str,
     try:
         # made for the example's sizes: its cache holds an entry per shape, and
         # its work arrays are the example's sizes
-        return build(fn, args, wrt_args, loops, work_arrays=True, has_aux=has_aux, sizes=False)
+        compiled = build(fn, args, wrt_args, loops, work_arrays=True, has_aux=has_aux,
+                         sizes=False)
+        if _counts_guarded(compiled.generated_from):
+            # a mask's count is data: the next batch of this shape selects another
+            # number, which a module reading counts at run time serves
+            general = build(fn, args, wrt_args, loops, work_arrays=False, has_aux=has_aux)
+            if not _counts_guarded(general.generated_from):
+                return general
+        return compiled
     finally:
         keys.discard(key)
+
+
+def _counts_guarded(tape) -> bool:
+    """Whether the code checks a size the data decide (a mask's count)."""
+    facts = tape.signature.dims
+    return any(isinstance(op, Guard) and op.convert is np.shape and not (
+        op.sizes and facts is not None and all(facts.free_count(s) for s in op.sizes))
+        for op in tape.ops)
 
 
 @_user_facing
