@@ -4,6 +4,7 @@ what the code decides from a size is checked at run time."""
 
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -225,3 +226,16 @@ def test_grad_serves_every_mask_count_of_a_shape():
         value, (dW, dx) = ys.grad(leaky_loss, W, x)
         assert np.isclose(value, leaky_loss(W, x))
         np.testing.assert_allclose(dW, numerical_gradient(leaky_loss, (W, x), 0), rtol=1e-6)
+
+
+def mean_of_positives(h):
+    return np.mean(h[h > 0])
+
+
+def test_an_empty_selection_gives_nan_as_numpy_does():
+    df = ys.simplegrad(mean_of_positives, np.array([1.0, -2.0, 3.0]))
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        value, dh = df(np.array([-1.0, -2.0]))
+        assert np.isnan(value) and np.isnan(mean_of_positives(np.array([-1.0, -2.0])))
+    np.testing.assert_array_equal(dh, [0.0, 0.0])

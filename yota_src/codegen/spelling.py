@@ -25,7 +25,7 @@ from yota_src.codegen.names import Names
 from yota_src.core import operators, primitives
 from yota_src.core.values import ATTR, describe_value, is_attribute_name, path_expression
 from yota_src.errors import UnsupportedSyntaxError
-from yota_src.ir.dims import Dim
+from yota_src.ir.dims import Count, Dim
 from yota_src.ir.signature import Signature
 from yota_src.ir.tape import Call, Const, Op
 from yota_src.tracing import array_library
@@ -151,6 +151,11 @@ class Speller:
         if isinstance(op, Const):
             return self.literal(op.value)
         fn, args, kwargs = op.fn, op.args, op.kwargs
+        if fn is operator.truediv and len(args) == 2 and not kwargs \
+                and not isinstance(args[0], Op) and _a_count(args[1]):
+            # a number over a mask's count (`1.0 / t2.shape[0]`), which the data may make
+            # 0: NumPy's division gives inf or nan there, as the primal's NumPy code does
+            return self.call(np.divide, args, {})
         if fn in _BINARY and len(args) == 2 and not kwargs:
             return ast.BinOp(self.literal(args[0]), _BINARY[fn](), self.literal(args[1]))
         if fn in _COMPARE and len(args) == 2 and not kwargs:
@@ -460,3 +465,12 @@ def _scalar_type(cls: type) -> str:
     if found is not cls:
         raise CodegenError(f"generated code cannot name the NumPy type {cls.__qualname__}")
     return f"np.{cls.__name__}"
+
+
+def _a_count(value) -> bool:
+    """A size used as a number (primitives.dimension) that counts what a mask
+    selects (ir/dims.Count)."""
+    if isinstance(value, Call) and value.fn is primitives.dimension:
+        value = value.args[0]
+    return isinstance(value, Dim) and any(
+        isinstance(symbol, Count) for monomial in value.facts.terms(value) for symbol in monomial)
