@@ -48,7 +48,7 @@ def grad_loss(W1, b1, W2, x, labels):
     # backward
     # gpu.py:25  return -xp.mean(log_probs[labels, xp.arange(labels.shape[0])])
     dlog_probs = cp.zeros((K, L))
-    cupyx.scatter_add(dlog_probs, (labels, t2), cp.broadcast_to(cp.asarray(-1.0 / P), (P,)))
+    cupyx.scatter_add(dlog_probs, (labels, t2), -1.0 / P)
     # gpu.py:24  log_probs = shifted - xp.log(xp.sum(xp.exp(shifted), axis=0, keepdims=True))
     dt1 = -dlog_probs.sum(axis=0, keepdims=True) / t1
     dshifted = dlog_probs + dt1 * exp_shifted

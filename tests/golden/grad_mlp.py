@@ -57,7 +57,7 @@ def grad_loss(params, x, labels):
     # backward
     # mlp.py:27  return -np.mean(log_probs[labels, np.arange(labels.shape[0])])
     dlog_probs = np.zeros((K, L))
-    np.add.at(dlog_probs, (labels, t2), np.broadcast_to(-1.0 / P, (P,)))
+    np.add.at(dlog_probs, (labels, t2), -1.0 / P)
     # mlp.py:26  log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=0, keepdims=True))
     dt1 = -dlog_probs.sum(axis=0, keepdims=True) / t1
     dshifted = dlog_probs + dt1 * exp_shifted

@@ -40,7 +40,7 @@ def grad_softmax_xent(W, X, labels):
     # backward
     # golden_programs.py:55  return -np.mean(log_probs[np.arange(len(labels)), labels])
     dlog_probs = np.zeros((K, M))
-    np.add.at(dlog_probs, (t2, labels), np.broadcast_to(-1.0 / L, (L,)))
+    np.add.at(dlog_probs, (t2, labels), -1.0 / L)
     # golden_programs.py:54  log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdim...
     dt1 = -dlog_probs.sum(axis=1, keepdims=True) / t1
     dshifted = dlog_probs + dt1 * exp_shifted

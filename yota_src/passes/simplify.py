@@ -80,6 +80,13 @@ def _respelled(op: Op) -> Op | None:
     if op.fn is np.broadcast_to and not isinstance(op.args[0], Op) and op.shape:
         fn, args = primitives.filled(sizes(op), op.args[0], op.dtype)
         return Call(fn, args, {}, op.shape, op.dtype, op.loc, op.depends)
+    if op.fn in primitives.INDEX_STORES and len(op.args) == 3:
+        values = op.args[2]  # `np.add.at(g, i, np.broadcast_to(v, s))`: one v broadcasts
+        if isinstance(values, Call) and values.fn is np.broadcast_to and not values.kwargs \
+                and isinstance(values.args[0], Op) and values.args[0].shape == () \
+                and values.args[0].dtype == values.dtype:
+            return Call(op.fn, (*op.args[:2], values.args[0]), {}, op.shape, op.dtype, op.loc,
+                        op.depends)
     signed = _signs_folded(op)
     if signed is not None:
         return signed
