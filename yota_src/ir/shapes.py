@@ -54,8 +54,8 @@ def result_dims(fn, args: tuple, kwargs: dict, shape: tuple | None,
     """The dims of `fn(*args, **kwargs)`'s result (of `shape`), or None where
     they are its example shape (nothing symbolic, or no rule: pinned)."""
     symbolic = [v for v in leaves((args, kwargs), _symbolic)]
-    if not symbolic:
-        return None
+    if not symbolic or shape == ():
+        return None  # a number has no sizes; the code computes it from the sizes it reads
     rule = _rule(fn)
     dims = None
     if rule is not None and shape is not None:

@@ -18,7 +18,7 @@ import operator
 import numpy as np
 
 from yota_src.core import primitives
-from yota_src.ir.dims import plain
+from yota_src.ir.dims import Dim, plain
 from yota_src.ir.tape import Call, Const, Op, Tape, iter_refs, same_shape, sizes
 from yota_src.passes.rewrite import rewrite
 
@@ -60,11 +60,16 @@ def _folded(op: Call, fills: dict):
     constant = lambda a: fills.get(a) if isinstance(a, Op) else _scalar(a)  # noqa: E731
     if op.fn in _SHAPE_CHANGES and op.args and _in(op.args[0], fills):
         return _fill(fills[op.args[0]], op)
+    if op.fn in _SHAPE_CHANGES and op.args and isinstance(op.args[0], Call) \
+            and op.args[0].fn is np.full and isinstance(op.args[0].args[1], Op) \
+            and op.dtype == op.args[0].dtype:  # a fill counted at run time, reshaped
+        return Call(np.full, (sizes(op), op.args[0].args[1]), {}, op.shape, op.dtype, op.loc,
+                    op.depends)
     if op.fn in (np.sum, np.mean) and len(op.args) == 1 and _in(op.args[0], fills) \
             and set(op.kwargs) <= {"axis", "keepdims"}:
         source = op.args[0]
         if source.dims is not None:
-            return None  # the count is read at run time: the sum stays
+            return _summed_fill(op, source, fills[source])
         count = math.prod(source.shape) // max(math.prod(op.shape), 1)
         value = op.dtype.type(fills[source]) * op.dtype.type(count if op.fn is np.sum else 1)
         return _fill(float(value), op)
@@ -91,6 +96,26 @@ def _folded(op: Call, fills: dict):
     args = tuple(_python(fills[a]) if _in(a, fills) else a
                  for a in op.args)
     return _elementwise(op, args)
+
+
+def _summed_fill(op: Call, source: Op, value: float):
+    """A sum (or mean) of a constant array whose size is read at run time:
+    `np.full((N,), float(K))` for the sum of `np.ones((N, K))` over its rows,
+    the count spelled from the sizes; None where it does not divide exactly."""
+    if op.fn is np.mean:
+        return _fill(value, op)
+    facts = next(d.facts for d in source.dims if isinstance(d, Dim))
+    count = facts.divide(math.prod(source.dims), math.prod(sizes(op)))
+    if count is None or op.shape == ():
+        return None
+    if op.dtype != np.float64:
+        return None
+    made = [Call(float, (count,), {}, (), np.dtype(np.float64), op.loc, op.depends)]
+    if value != 1:
+        made.append(Call(operator.mul, (made[-1], _python(value)), {}, (),
+                         np.dtype(np.float64), op.loc, op.depends))
+    return (*made, Call(np.full, (sizes(op), made[-1]), {}, op.shape, op.dtype, op.loc,
+                        op.depends))
 
 
 def _elementwise(op: Call, args: tuple):
