@@ -17,7 +17,7 @@ import os
 import sys
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from yota_src import codegen, passes
 from yota_src.api.arguments import generators_in
@@ -41,6 +41,18 @@ from yota_src.tracing.traced import values_of
 DUMP = os.environ.get("YOTA_SRC_DUMP") == "1"
 
 
+class Made(NamedTuple):
+    """A module made, not yet loaded: what `build` compares and loads."""
+
+    unroller: Unroller
+    tape: Tape  # the final tape
+    source: str
+    constants: dict
+    forward: Tape
+    kind: str
+    value: Any  # the traced value
+
+
 def build(fn: Callable, args: tuple, wrt_args: frozenset, loops: str = "roll",
           work_arrays: bool = False, has_aux: bool = False,
           pullback: bool = False, kind: str = "gradient", sizes: bool = True) -> Compiled:
@@ -61,11 +73,11 @@ def build(fn: Callable, args: tuple, wrt_args: frozenset, loops: str = "roll",
     return _loaded(fn, args, _made(fn, args, *options, dims=False), pullback)
 
 
-def _serves_other_sizes(fn: Callable, args: tuple, options: tuple, made: tuple) -> bool:
+def _serves_other_sizes(fn: Callable, args: tuple, options: tuple, made: Made) -> bool:
     """The module reads the same made at the probes (sizes.py): the first must
     run; the second (sizes equal in the example set apart) may not."""
-    facts = made[1].signature.dims
-    library = made[4].signature.library
+    facts = made.tape.signature.dims
+    library = made.forward.signature.library
     host = array_library.on_host(args) if library != array_library.NUMPY else args
     for apart in (False, True):
         probe = probe_arguments(host, facts, apart)
@@ -78,16 +90,14 @@ def _serves_other_sizes(fn: Callable, args: tuple, options: tuple, made: tuple) 
             if not apart:
                 return False
             continue
-        if again[2] != made[2]:
+        if again.source != made.source:
             return False
     return True
 
 
 def _made(fn: Callable, args: tuple, wrt_args: frozenset, loops: str, work_arrays: bool,
-          has_aux: bool, pullback: bool, kind: str, dims: bool, dump: bool = True) -> tuple:
-    """(unroller, the final tape, the module's source, its constants, the
-    forward tape, the kind of module, the traced value): every stage up to
-    the text, dumped (YOTA_SRC_DUMP) where `dump`."""
+          has_aux: bool, pullback: bool, kind: str, dims: bool, dump: bool = True) -> Made:
+    """Every stage up to the module's text, dumped (YOTA_SRC_DUMP) where `dump`."""
     has_aux = has_aux or kind == "jvp"
     with errors_at_user_lines():
         unroller, value, signature = unroll(fn, args, loops=loops, dims=dims)
@@ -112,7 +122,7 @@ def _made(fn: Callable, args: tuple, wrt_args: frozenset, loops: str, work_array
     source, constants = codegen.generate(tape, kind)
     if dump:
         _dump("codegen", tape, source)
-    return unroller, tape, source, constants, forward, kind, value
+    return Made(unroller, tape, source, constants, forward, kind, value)
 
 
 def _refuse_writes(tape: Tape, what: str) -> None:
@@ -127,7 +137,7 @@ def _refuse_writes(tape: Tape, what: str) -> None:
                      "call), or return the new state instead of writing it.")
 
 
-def _loaded(fn: Callable, args: tuple, made: tuple, pullback: bool) -> Compiled:
+def _loaded(fn: Callable, args: tuple, made: Made, pullback: bool) -> Compiled:
     unroller, tape, source, constants, forward, kind, value = made
     library = forward.signature.library
     constants, copied = array_library.device_constants(constants, library)

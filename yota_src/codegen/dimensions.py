@@ -1,12 +1,13 @@
 """Dimensions read at run time (ir/dims.py), as the module writes them.
 
-Each size the code reads from its arguments gets a name, bound once at the
-top as a person writes `n, d = x.shape` (`n = x.shape[1]`); a Dim is spelled
-as an expression of those names (`3 * n`, `n - 1`). What the code relies
-on is checked before the body runs: each array's rank and its sizes that
-stay the example's (in its one-line guard), sizes that must be equal
-(`labels.shape[0] == x.shape[1]`: SignatureMismatch) and the other
-decisions taken from sizes (`n > 4`: ControlFlowChanged).
+Each size the code reads from its arguments gets a name (N, M, K, ...),
+bound where an argument's check first reads it, as a person writes
+`N, M = W.shape`; a Dim is spelled as an expression of those names (`3 * N`,
+`N - 1`), a mask's count as the size of the first value it sizes. What the
+code relies on is checked before the body runs: each array's rank, the sizes
+it keeps and the sizes it shares with an earlier argument (in its one-line
+check: `b.shape != (N,)`, SignatureMismatch), then the other decisions taken
+from sizes (`N > 4`: ControlFlowChanged).
 """
 
 from __future__ import annotations
@@ -61,24 +62,6 @@ class Dimensions:
             self.named[symbol] = self.names.fresh(letter)
         return self.named[symbol]
 
-    def read(self, symbol: Symbol) -> ast.expr:
-        """`x.shape[1]`: where the code reads a size of `symbol`'s class, from
-        the first argument holding it that the function takes (a transform's
-        wrapper drops one)."""
-        return self._read(self._readable(symbol)[0])
-
-    def _readable(self, symbol: Symbol) -> list[Symbol]:
-        found = self.facts.find(symbol)
-        members = self.facts.members(found) if isinstance(found, Symbol) else [symbol]
-        readable = [member for member in members if member.index < self.arguments]
-        if not readable:
-            raise CodegenError("a size of an argument the generated function does not take")
-        return readable
-
-    def _read(self, symbol: Symbol) -> ast.expr:
-        return ast.Subscript(ast.Attribute(self.path(symbol.index, symbol.path), "shape"),
-                             ast.Constant(symbol.axis))
-
     def spell(self, value) -> ast.expr:
         """A Dim as an expression of the named sizes: `3 * n + 1`."""
         terms = self.facts.terms(value) if isinstance(value, Dim) else \
@@ -123,23 +106,16 @@ class Dimensions:
                 if isinstance(found, Symbol):
                     self.name(found)
 
-    def shape_text(self, index: int, path: tuple, shape: tuple) -> str:
-        """`(8, N)`: a leaf's shape, its run-time sizes by name."""
-        sizes = []
-        for axis, n in enumerate(shape):
-            found = self.axis(index, path, axis)
-            sizes.append(self.name(found) if isinstance(found, Symbol) else str(n))
-        return f"({', '.join(sizes)}{',' if len(sizes) == 1 else ''})"
-
-    def expected(self, index: int, path: tuple, shape: tuple) -> str:
-        """The shape a leaf's check asks for, sizes read before as their values
-        (an f-string's fields: `({M}, L)`), sizes first read here by name."""
+    def shape_text(self, index: int, path: tuple, shape: tuple, fields: bool = False) -> str:
+        """`(8, N)`: a leaf's shape, its run-time sizes by name; `fields`: those
+        read before as an f-string's fields, `({M}, L)`, for a check's message."""
         sizes = []
         for axis, n in enumerate(shape):
             found = self.axis(index, path, axis)
             sizes.append(str(n) if not isinstance(found, Symbol) else
-                         f"{{{self.name(found)}}}" if found in self.bound else self.name(found))
-        return f"({', '.join(sizes)}{',' if len(sizes) == 1 else ''})"
+                         f"{{{self.name(found)}}}" if fields and found in self.bound
+                         else self.name(found))
+        return _tuple_text(sizes)
 
     def leaf(self, code: str, index: int, path: tuple, shape: tuple,
              needed: set) -> tuple[str, list[str]] | None:
@@ -167,7 +143,7 @@ class Dimensions:
                 expected.append(None)
         fresh = [axis for axis, e in enumerate(expected) if e is None]
         known = [e for e in expected if e is not None]
-        spelled = f"({', '.join(known)}{',' if len(known) == 1 else ''})"
+        spelled = _tuple_text(known)
         if not fresh:
             test = f"{code}.shape != {spelled}"
         elif not known:
@@ -189,6 +165,14 @@ class Dimensions:
             names = ", ".join(self.name(size) for _, size in wanted)
             return test, [f"{names}{',' if len(wanted) == 1 else ''} = {code}.shape"]
         return test, [f"{self.name(size)} = {code}.shape[{axis}]" for axis, size in wanted]
+
+    def require_bound(self) -> None:
+        """Every size the code reads is bound by an argument's check; one held
+        only by an argument the function does not take (a transform's wrapper
+        drops one) or by rows read at run time cannot be: refused, so the
+        module is made for the example's sizes."""
+        if self.used - self.bound:
+            raise CodegenError("a size read by the code that no argument's check binds")
 
     def needed(self, leaves) -> set:
         """The sizes the code reads: in the body and decisions, or to check a
@@ -218,3 +202,8 @@ class Dimensions:
             where = f" ({decision.where.short})" if decision.where is not None else ""
             found.append((test, f"`{held}`{where}"))
         return found
+
+
+def _tuple_text(items: list) -> str:
+    """`(a, b)`, `(a,)`: a tuple's text from its items' texts."""
+    return f"({', '.join(items)}{',' if len(items) == 1 else ''})"

@@ -99,13 +99,13 @@ class Guards:
         argument is refused before a line of the body runs. Each part of an
         argument is one test and one call of the helper that says what came
         instead."""
-        self.needed = self.dims.needed(self._array_leaves())
+        self.needed = self.dims.needed(self.array_leaves())
         checks = [self._container_check(node) for node in self.sig.containers]
         checks += [self._leaf_check(index, leaf) for index, leaves in enumerate(self.sig.leaves)
                    for leaf in leaves]
         return [line for check in checks for line in self.check_lines(check)]
 
-    def _array_leaves(self) -> list[tuple]:
+    def array_leaves(self) -> list[tuple]:
         """(index, path, shape) of each array leaf whose sizes the checks read."""
         return [(index, leaf.path, leaf.shape) for index, leaves in enumerate(self.sig.leaves)
                 for leaf in leaves if leaf.kind not in (STATIC, GENERATOR) and not leaf.scalar
@@ -202,7 +202,7 @@ class Guards:
         after: tuple = ()
         free = None
         if at is not None and self.dims.active:
-            wanted = f"{describe_dtype(dtype)} {self.dims.expected(*at, shape)}"
+            wanted = f"{describe_dtype(dtype)} {self.dims.shape_text(*at, shape, fields=True)}"
             free = self.dims.leaf(code, *at, shape, self.needed)
         if free is not None:
             test, after, expected = free[0], tuple(free[1]), wanted

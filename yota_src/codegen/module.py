@@ -90,10 +90,11 @@ class ModuleWriter:
     def module(self) -> str:
         """The module's text: the guards and the body are written first,
         since they decide what the module must import and define."""
-        self.dims.name_in_order(self.guards._array_leaves())  # N, M, ... in argument order
+        self.dims.name_in_order(self.guards.array_leaves())  # N, M, ... in argument order
         body = self.statements.body()  # finds the outside reads and the sizes it reads
         decisions = self.dims.decisions() if self.dims.active else []
         guards = self.guards.signature_guards() + self.guards.size_guards(decisions)
+        self.dims.require_bound()
         body = guards + self.outside.lines + self.work.taking() + body
         imports = sorted(self.spell.imports, key=lambda line: (line != "import numpy as np", line))
         lines = [self.docstring(), *imports, "", *self.definitions()]

@@ -71,6 +71,7 @@ class DimFacts:
 
     def __init__(self):
         self.values: dict[Symbol, int] = {}  # example value of each symbol, in order of making
+        self.orders: dict[Symbol, int] = {}  # each symbol's place in `values`
         self.parent: dict[Symbol, Symbol] = {}  # unified symbols: union-find
         self.pinned: dict[Symbol, int] = {}  # representative -> the value the code needs
         self.decisions: list[Decision] = []
@@ -128,7 +129,10 @@ class DimFacts:
         return [s for s in self.values if self.find(s) == representative]
 
     def _order(self, symbol: Symbol) -> int:
-        return list(self.values).index(symbol)
+        """Symbols in the order they were made (a polynomial's canonical order)."""
+        if len(self.orders) != len(self.values):
+            self.orders = {s: i for i, s in enumerate(self.values)}
+        return self.orders[symbol]
 
     # -- polynomials -----------------------------------------------------------------------
 

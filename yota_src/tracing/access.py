@@ -203,10 +203,8 @@ def _is_mask_index(index) -> bool:
 
 def mask_counts(op) -> tuple:
     """The counts of masks (ir/dims.Count) among an op's sizes."""
-    facts = None
     for size in op.dims or ():
         if isinstance(size, Dim):
-            facts = size.facts
-            return tuple(symbol for monomial in facts.terms(size) for symbol in monomial
+            return tuple(symbol for monomial in size.facts.terms(size) for symbol in monomial
                          if isinstance(symbol, Count))
     return ()

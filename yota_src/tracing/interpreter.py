@@ -211,7 +211,8 @@ class Unroller:
         that may be traced: the decisions it takes are guarded and named after
         `node`."""
         saved, self.native = self.native, (node, frame)
-        args, kwargs = pinned((args, kwargs))  # sizes it could do anything with
+        if self.dims is not None:
+            args, kwargs = pinned((args, kwargs))  # sizes it could do anything with
         try:
             return fn(*args, **kwargs)
         finally:
@@ -277,7 +278,8 @@ class Unroller:
                      "(`items = [items[i] for i in np.random.permutation(len(items))]`).")
         if draws is not None:
             self.random_states.setdefault(id(draws), (draws, random_state(draws)))
-        elif not has_traced((args, kwargs)) and not has_dims((args, kwargs)):
+        elif not has_traced((args, kwargs)) and not (self.dims is not None
+                                                    and has_dims((args, kwargs))):
             value = self.run_primitive(fn, args, kwargs)
             if isinstance(value, np.ndarray) or isinstance(value, primitives.GENERATORS) \
                     or (self.user_code and isinstance(value, np.floating)
@@ -286,7 +288,10 @@ class Unroller:
                 return self.recorder.record(fn, args, kwargs, value, self.loc)
             return value
         try:
-            value = self.run_primitive(fn, plain(values_of(args)), plain(values_of(kwargs)))
+            values, keywords = values_of(args), values_of(kwargs)
+            if self.dims is not None:  # sizes as their example values, for NumPy
+                values, keywords = plain(values), plain(keywords)
+            value = self.run_primitive(fn, values, keywords)
         except YotaError:
             raise
         except Exception as error:

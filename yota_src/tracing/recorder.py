@@ -97,7 +97,8 @@ class Recorder:
                      "numbers in float arrays and text apart.")
         # a draw is data: a decision taken from it is guarded like one taken from x
         depends = any(t.op.depends for t in traced_in((args, kwargs))) \
-            or primitives.is_random_draw(fn) or has_dims((args, kwargs))
+            or primitives.is_random_draw(fn) \
+            or self.interpreter.dims is not None and has_dims((args, kwargs))
         op = Call(fn, self.refs(args, loc), self.refs(kwargs, loc), *shape_and_dtype(value),
                   loc, depends)
         if self.interpreter.dims is not None:
