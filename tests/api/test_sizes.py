@@ -239,3 +239,78 @@ def test_an_empty_selection_gives_nan_as_numpy_does():
         value, dh = df(np.array([-1.0, -2.0]))
         assert np.isnan(value) and np.isnan(mean_of_positives(np.array([-1.0, -2.0])))
     np.testing.assert_array_equal(dh, [0.0, 0.0])
+
+
+# --- loops over sizes -----------------------------------------------------------------------
+
+def rnn_over_time(Wx, Wh, b, xs, targets):
+    """A tanh RNN over a (time, batch, features) array, as courses write it."""
+    T, N, D = xs.shape
+    h = np.zeros((N, Wh.shape[0]))
+    loss = 0.0
+    for t in range(T):
+        h = np.tanh(xs[t] @ Wx + h @ Wh + b)
+        loss = loss + np.sum((h - targets[t]) ** 2)
+    return loss / T
+
+
+def _rnn_args(seed: int, steps: int, batch: int, hidden: int = 5, features: int = 3):
+    rng = np.random.default_rng(seed)
+    return (rng.normal(size=(features, hidden)) * 0.5, rng.normal(size=(hidden, hidden)) * 0.5,
+            rng.normal(size=hidden), rng.normal(size=(steps, batch, features)),
+            rng.normal(size=(steps, batch, hidden)))
+
+
+def test_an_rnn_serves_other_sequence_lengths_and_batches():
+    df = ys.simplegrad(rnn_over_time, *_rnn_args(0, steps=6, batch=4))
+    body = df.source.split("def grad_rnn_over_time")[1]
+    assert "for t in range(K):" in body and "for t in reversed(range(K)):" in body
+    assert "np.empty((K + 1, L, M))" in body and "(6," not in body and ", 4," not in body
+    for steps, batch in ((11, 9), (1, 1), (2, 7)):
+        _agrees(df, rnn_over_time, _rnn_args(steps, steps, batch))
+    with pytest.raises(ControlFlowChanged, match="P > K - 1"):  # targets for fewer steps
+        args = _rnn_args(1, steps=5, batch=2)
+        df(*args[:4], args[4][:3])
+
+
+def test_a_saved_rnn_serves_another_sequence_length_in_a_fresh_interpreter(tmp_path):
+    args = _rnn_args(3, steps=6, batch=4)
+    df = ys.simplegrad(rnn_over_time, *args)
+    df.save(tmp_path / "grad_rnn.py")
+    script = (
+        "import sys, numpy as np\n"
+        f"sys.path[:0] = [{str(tmp_path)!r}]\n"
+        "from grad_rnn import grad_rnn_over_time\n"
+        "rng = np.random.default_rng(5)\n"
+        "Wx, Wh, b = rng.normal(size=(3, 5)), rng.normal(size=(5, 5)), rng.normal(size=5)\n"
+        "xs, ys_ = rng.normal(size=(13, 2, 3)), rng.normal(size=(13, 2, 5))\n"
+        "out = grad_rnn_over_time(Wx, Wh, b, xs, ys_)\n"
+        "assert 'yota_src' not in sys.modules and out[4].shape == (13, 2, 3)\n"
+        "np.save(sys.argv[1], np.concatenate([np.ravel(o) for o in out]))\n")
+    saved = tmp_path / "out.npy"
+    done = subprocess.run([sys.executable, "-c", script, str(saved)], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    rng = np.random.default_rng(5)
+    here = (rng.normal(size=(3, 5)), rng.normal(size=(5, 5)), rng.normal(size=5),
+            rng.normal(size=(13, 2, 3)), rng.normal(size=(13, 2, 5)))
+    expected = np.concatenate([np.ravel(o) for o in df(*here)])
+    np.testing.assert_allclose(np.load(saved), expected, rtol=1e-12)
+    _agrees(df, rnn_over_time, here)
+
+
+def unrolled_by_a_late_decision(x, w):
+    total = 0.0
+    for t in range(x.shape[0]):
+        total = total + np.sum(w * x[t])
+        if t == x.shape[0] - 1:  # the last row is treated apart: the count is the example's
+            total = total * 2.0
+    return total
+
+
+def test_a_loop_whose_count_the_code_decides_on_keeps_the_example_count():
+    x, w = np.random.default_rng(4).normal(size=(5, 3)), np.ones(3)
+    df = ys.simplegrad(unrolled_by_a_late_decision, x, w)
+    _agrees(df, unrolled_by_a_late_decision, (x, w))
+    with pytest.raises((SignatureMismatch, ControlFlowChanged)):
+        df(np.ones((6, 3)), w)

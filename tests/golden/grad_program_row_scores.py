@@ -1,6 +1,6 @@
 """Gradient of golden_programs.row_scores (source sha1 deefcd086215).
 
-Specialised to: X float64 (8, 3); w float64 (3,); n any int (a trip count).
+Specialised to: X float64 (N, M); w float64 (M,); n any int (a trip count).
 
 Data-dependent facts: golden_programs.py:177 `n >= 0` was True.
 
@@ -17,10 +17,11 @@ float64 = np.dtype(np.float64)
 
 
 def grad_row_scores(X, w, n):
-    if type(X) is not ndarray or X.shape != (8, 3) or X.dtype != float64:
-        _mismatch('X', X, 'float64 (8, 3)')
-    if type(w) is not ndarray or w.shape != (3,) or w.dtype != float64:
-        _mismatch('w', w, 'float64 (3,)')
+    if type(X) is not ndarray or X.ndim != 2 or X.dtype != float64:
+        _mismatch('X', X, 'float64 (N, M)')
+    N, M = X.shape
+    if type(w) is not ndarray or w.shape != (M,) or w.dtype != float64:
+        _mismatch('w', w, f'float64 ({M},)')
     if type(n) is not int:
         _mismatch('n', n, 'of type int')
     # golden_programs.py:177  for t in range(n):
@@ -35,8 +36,8 @@ def grad_row_scores(X, w, n):
         t1s[t] = t1
     # backward
     # golden_programs.py:177  for t in range(n):
-    dX = np.zeros((8, 3))
-    dw = np.zeros((3,))
+    dX = np.zeros((N, M))
+    dw = np.zeros((M,))
     dtotal = 1.0
     for t in reversed(range(n)):
         t2 = t1s[t]

@@ -20,7 +20,7 @@ import numpy as np
 
 from yota_src.core.primitives import index_add, returns_new_array
 from yota_src.ir.loops import Loop, Param, is_loop
-from yota_src.ir.tape import Call, Guard, Input, Op, Tape, operands, readers
+from yota_src.ir.tape import Call, Guard, Input, Op, Tape, operands, readers, sizes
 
 
 def loop_calls(tape: Tape) -> list[Call]:
@@ -144,8 +144,8 @@ def _allocations(writer, loop: Loop, call: Call, stacks: list) -> list[str]:
         dtype = "" if value.dtype == np.float64 else \
             f", {ast.unparse(writer.spell.literal(np.dtype(value.dtype)))}"
         count = _count(writer, loop, call, isinstance(value, Param))
-        shape = f"({count}, {', '.join(map(str, value.shape))})" if value.shape else \
-            f"({count},)"
+        rest = [ast.unparse(writer.spell.literal(size)) for size in sizes(value)]
+        shape = f"({count}, {', '.join(rest)})" if rest else f"({count},)"
         lines.append(f"{name} = np.empty({shape}{dtype})")
     return lines
 

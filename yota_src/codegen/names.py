@@ -263,6 +263,9 @@ class Names(dict):
         draw: folded, it would run when its user does, after draws the tape
         made later (and the generator would give each other numbers)."""
         users = self.users.get(op, [])
+        if isinstance(op, Call) and op.fn is primitives.dimension and all(
+                isinstance(node, _SIZE_NODES) for node in ast.walk(expr)):
+            return True  # `K`, `N - 1`: names of sizes, bound once, read where needed
         if isinstance(op, Call) and any(each in self.overwritten for each in operands(op)):
             return False  # it must read its operand before an update in place
         return ((self.base(op) is None or op in self.loop_reads) and len(users) == 1
@@ -280,6 +283,9 @@ class Names(dict):
         if op in self.inlined:
             return self.inlined[op]
         return ast.Name(self[op])
+
+
+_SIZE_NODES = (ast.Name, ast.Constant, ast.BinOp, ast.operator, ast.expr_context)
 
 
 def _in_shared_work_arrays(ops: list) -> set:

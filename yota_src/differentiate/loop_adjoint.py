@@ -21,8 +21,9 @@ from yota_src.core import primitives, registry
 from yota_src.differentiate import higher_order
 from yota_src.differentiate.propagate import accumulate, active_ops, plus, propagate
 from yota_src.differentiate.template_driver import TemplateDriver
+from yota_src.ir.dims import has_dims
 from yota_src.ir.loops import CARRIED, COUNTER, OUTSIDE, Loop, Param
-from yota_src.ir.tape import Call, Op, iter_refs, map_refs, operands
+from yota_src.ir.tape import Call, Op, iter_refs, map_refs, operands, sizes
 from yota_src.tracing.traced import Traced, values_of
 
 
@@ -103,7 +104,11 @@ def _product(driver: TemplateDriver, loop: Loop, values: list, stack, rows: Para
     count = values[-1] if loop.bound is not None else None
     whole = count is not None and not first and not loop.bound + offset \
         and getattr(count.op, "fn", None) is len and count.op.args[0] is array.op
-    if count is not None and not whole:  # `xs[:n]`: the rows the run-time count reaches
+    if loop.size is not None:  # a count computed from sizes: the rows it reaches, as sizes
+        stop = loop.size + (loop.bound + offset)
+        if first or not stop == sizes(array.op)[0]:
+            array = driver.primitive(operator.getitem, (array, slice(first or None, stop)), {})
+    elif count is not None and not whole:  # `xs[:n]`: the rows the run-time count reaches
         stop = count if not loop.bound + offset else driver.primitive(
             operator.add, (count, loop.bound + offset), {})
         array = driver.primitive(operator.getitem, (array, slice(first or None, stop)), {})
@@ -152,7 +157,8 @@ class _Reverse:
             return self.counter
         if isinstance(value, Param) and value.role == OUTSIDE:
             if value not in self.outside:
-                self.outside[value] = Param(OUTSIDE, value.shape, value.dtype, value.hint)
+                self.outside[value] = Param(OUTSIDE, value.shape, value.dtype, value.hint,
+                                            value.dims)
             return self.outside[value]
         if value not in self.reads:
             read = self._read_again(value)
@@ -161,11 +167,12 @@ class _Reverse:
                 stacked = value if carried is None else carried
                 if stacked not in self.stacks:
                     shape = (self.loop.count + isinstance(stacked, Param), *stacked.shape)
-                    self.stacks[stacked] = Param(OUTSIDE, shape, stacked.dtype, None)
+                    self.stacks[stacked] = Param(OUTSIDE, shape, stacked.dtype, None,
+                                                 _dims(self.loop.stack_dims(stacked)))
                 index = self.index if carried is None else self._next_index()
                 read = Call(operator.getitem, (self.stacks[stacked], index), {}, value.shape,
                             value.dtype, None, True)
-                read.hint = value.hint
+                read.hint, read.dims = value.hint, value.dims
             self.reads[value] = read
             self.prelude.append(read)
         return self.reads[value]
@@ -203,7 +210,7 @@ class _Reverse:
                         value.shape, value.dtype, None, value.depends)
         else:
             return None
-        made.hint = value.hint
+        made.hint, made.dims = value.hint, value.dims
         return made
 
     def build(self, dy: list) -> _Reversed | None:
@@ -214,14 +221,15 @@ class _Reverse:
         slots = _useful_slots(loop, dy, self.active)
         for k in slots:
             result = loop.results[k]
-            carried_in[k] = Param(CARRIED, result.shape, result.dtype, None)
+            carried_in[k] = Param(CARRIED, result.shape, result.dtype, None, result.dims)
             labels[carried_in[k]] = loop.carried[k]
             grads[self.look(result)] = body.traced(carried_in[k], _ones(result))
         stack_grads, stack_params = [], []
         for number, value in enumerate(loop.saved):
             if dy[n_carried + number] is None or value not in self.active:
                 continue
-            param = Param(OUTSIDE, (loop.count, *value.shape), value.dtype, None)
+            param = Param(OUTSIDE, (loop.count, *value.shape), value.dtype, None,
+                          _dims(loop.stack_dims(value, more=False)))
             stack_grads.append(n_carried + number)
             stack_params.append(param)
             read = body.primitive(operator.getitem, (body.traced(param, _ones(param)),
@@ -269,7 +277,8 @@ class _Reverse:
                     saved.append(vector)
                 products.append((len(loop.carried) + j, saved.index(vector), rows, offset))
                 continue
-            accumulator = Param(CARRIED, forward_param.shape, forward_param.dtype, None)
+            accumulator = Param(CARRIED, forward_param.shape, forward_param.dtype, None,
+                                forward_param.dims)
             total = body.traced(accumulator, np.zeros(forward_param.shape, forward_param.dtype))
             if forward_param in self.outside and self.outside[forward_param] in grads:
                 grad = grads[self.outside[forward_param]]
@@ -300,6 +309,7 @@ class _Reverse:
                        bound=loop.start if loop.test is not None else loop.bound,
                        labels={op: label for op, label in labels.items()
                                if op in used or op in carried})
+        reverse.size = loop.size if loop.test is None else None
         return _Reversed(reverse, inits, outside, stacked, stack_grads, targets, products)
 
     def _outer_product(self, forward_param, grads: dict, scattered: dict):
@@ -331,7 +341,7 @@ class _Reverse:
             if grad.op.dtype != like.dtype:
                 grad = self.body.primitive(primitives.astype, (grad, like.dtype), {})
             return grad.op
-        fn, args = primitives.filled(like.shape, 0.0 if grad is None else float(grad),
+        fn, args = primitives.filled(sizes(like), 0.0 if grad is None else float(grad),
                                      like.dtype)
         return self.body.primitive(fn, args, {}).op
 
@@ -373,8 +383,13 @@ def _zeros(driver: TemplateDriver, like: Op):
     """A gradient's start: 0.0 for a float, an array of zeros for an array."""
     if like.shape == () and like.dtype == np.float64:
         return 0.0
-    fn, fill = primitives.filled(like.shape, 0.0, like.dtype)
+    fn, fill = primitives.filled(sizes(like), 0.0, like.dtype)
     return driver.primitive(fn, fill, {})
+
+
+def _dims(sizes: tuple) -> tuple | None:
+    """Sizes as an op keeps them: None where every one is a number."""
+    return sizes if has_dims(sizes) else None
 
 
 def _ones(op: Op):

@@ -19,6 +19,7 @@ from yota_src.differentiate import higher_order
 from yota_src.differentiate.template_driver import TemplateDriver
 from yota_src.errors import NoDiffRuleError
 from yota_src.ir import contexts
+from yota_src.ir.dims import plain
 from yota_src.ir.tape import Call, Const, Op, map_refs, operands
 from yota_src.tracing.traced import Traced, traced_in, values_of
 
@@ -53,7 +54,7 @@ class Known:
             if isinstance(op, Const):
                 self.computed[op] = op.value
             else:
-                look = lambda s: map_refs(s, self.__getitem__)  # noqa: E731
+                look = lambda s: plain(map_refs(s, self.__getitem__))  # noqa: E731
                 self.computed[op] = op.fn(*look(op.args), **look(op.kwargs))
         return self.computed[op]
 

@@ -15,7 +15,8 @@ from yota_src.core.values import DIFF, user_path
 from yota_src.differentiate import cotangents
 from yota_src.differentiate.propagate import Known, active_ops, plus, propagate
 from yota_src.differentiate.template_driver import TemplateDriver
-from yota_src.ir.tape import Call, Input, Op, Tape
+from yota_src.ir.dims import plain
+from yota_src.ir.tape import Call, Input, Op, Tape, sizes
 from yota_src.passes.rewrite import rewrite
 from yota_src.tracing.traced import Traced
 
@@ -149,5 +150,5 @@ def _gradient(driver: TemplateDriver, known: Known, op: Input, grad, labels: dic
     if op in driver.any_rows:  # any number of rows: shaped like the argument
         fn, args = (np.zeros_like, ()) if grad == 0 else (np.full_like, (float(grad),))
         return driver.primitive(fn, (driver.traced(op, known[op]), *args), {}).op
-    fn, args = primitives.filled(op.shape, float(grad), op.dtype)
-    return driver.recorder.record(fn, args, {}, fn(*args), driver.loc).op  # even for shape ()
+    fn, args = primitives.filled(sizes(op), float(grad), op.dtype)
+    return driver.recorder.record(fn, args, {}, fn(*plain(args)), driver.loc).op  # even for ()

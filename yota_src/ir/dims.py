@@ -79,6 +79,9 @@ class DimFacts:
         self.as_value: Callable[[Dim], object] | None = None  # a Dim as a traced number
         self.counting = True  # a mask's count may be a size (not in a pass: ir/shapes.py)
         self.masks: list = []  # the ops whose counts are sizes (Count keys are their ids)
+        # loops' trip counts taken from sizes (tracing/counts.py), each pinned by
+        # `settle` unless the code reads it at run time (`at_run_time`)
+        self.provisional: list = []
 
     @contextlib.contextmanager
     def recording(self, where: Callable[[], object], as_value: Callable):
@@ -188,6 +191,13 @@ class DimFacts:
 
     # -- facts -----------------------------------------------------------------------------
 
+    def settle(self) -> None:
+        """The loops whose count the code does not read at run time (they stayed
+        unrolled, or depend on it otherwise) ran the example's count: pinned."""
+        for count in self.provisional:
+            if not count.at_run_time:
+                self.pin(count.size)
+
     def pin(self, value) -> int:
         """The code needs `value` at its example value: every symbol in it is."""
         for monomial in self.terms(value):
@@ -195,9 +205,28 @@ class DimFacts:
                 self.pinned[symbol] = self.values[symbol]
         return int(value.value if isinstance(value, Dim) else value)
 
-    def decide(self, left, op: Callable, right) -> bool:
+    def require(self, left, op: Callable, right, where=None) -> bool:
+        """`decide`, kept as a fact even where it holds for sizes of 1 or more:
+        an array may come with none (`range(len(xs) - 1)` needs a row); said
+        with the numbers on the right (`M >= 2`), decided at `where`."""
+        constant = self.terms(left).get((), 0)
+        left, right = left - constant, right - constant
+        difference = _subtract(self.terms(left), self.terms(right))
+        if all(not key for key in difference) or not _always(difference, op):
+            return self.decide(left, op, right, where)
+        if all(c > 0 for key, c in difference.items() if key) \
+                and _always({(): difference.get((), 0)}, op):
+            return True  # holds for sizes of 0 too
+        truth = bool(op(_value(left), _value(right)))
+        if not any(d.op is op and self.terms(d.left) == self.terms(left)
+                   and self.terms(d.right) == self.terms(right) for d in self.decisions):
+            self.decisions.append(Decision(left, op, right, truth, where or self.where()))
+        return truth
+
+    def decide(self, left, op: Callable, right, where=None) -> bool:
         """`left op right` for Dims and ints: structural where the difference
-        is a constant, else the example's answer, kept as a fact."""
+        is a constant, else the example's answer, kept as a fact (decided at
+        `where`, else where the code is)."""
         a = left.value if isinstance(left, Dim) else left
         b = right.value if isinstance(right, Dim) else right
         truth = bool(op(a, b))
@@ -214,7 +243,7 @@ class DimFacts:
                 return truth
         if not any(d.op is op and self.terms(d.left) == self.terms(left)
                    and self.terms(d.right) == self.terms(right) for d in self.decisions):
-            self.decisions.append(Decision(left, op, right, truth, self.where()))
+            self.decisions.append(Decision(left, op, right, truth, where or self.where()))
         return truth
 
     def _equate(self, difference: dict) -> bool:

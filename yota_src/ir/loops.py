@@ -33,10 +33,11 @@ class Param(Op):
 
     __slots__ = ("role",)
 
-    def __init__(self, role: str, shape, dtype, hint: str | None = None):
+    def __init__(self, role: str, shape, dtype, hint: str | None = None, dims=None):
         super().__init__(shape, dtype, None, depends=role != COUNTER)
         self.role = role
         self.hint = hint
+        self.dims = dims  # the sizes of the value it stands for (ir/dims.py)
 
 
 class Loop:
@@ -65,6 +66,9 @@ class Loop:
         # int argument `n` of the function, and the counter stops at `n + bound`
         # (`stop` is the example's)
         self.bound = bound
+        # the trip count as the code computes it from the arguments' sizes (a Dim,
+        # ir/dims.py), where it is one: the call's last argument is its value
+        self.size = None
         # a `while` loop's test: the body's guard that, once it fails, ends the loop
         # (before the rest of the body) rather than refusing the data; the call
         # then also gives how many iterations ran, after the stacks, which are lists
@@ -112,6 +116,20 @@ class Loop:
         stacks = [((self.count + isinstance(value, Param), *value.shape), value.dtype)
                   for value in self.saved]
         return finals + stacks + ([((), np.dtype(int))] if self.test is not None else [])
+
+    def output_dims(self) -> list:
+        """The sizes of each element of the call's value (ir/dims.py): a
+        carried variable's, and each stack's, its count first."""
+        finals = [_sizes(param) for param in self.carried]
+        return finals + [self.stack_dims(value) for value in self.saved] \
+            + ([()] if self.test is not None else [])
+
+    def stack_dims(self, value: Op, more: bool | None = None) -> tuple:
+        """The sizes of the stack of `value`: one row per iteration, one more
+        for a carried value (`more`: whether it has one more)."""
+        count = self.size + (self.bound - self.start) if self.size is not None else self.count
+        more = isinstance(value, Param) if more is None else more
+        return (count + int(more), *_sizes(value))
 
     def effectful(self) -> bool:
         """A body that checks its data or has an effect of its own is never dropped."""
@@ -253,6 +271,10 @@ class Loop:
         if self.saved:
             lines.append(indent + "stack " + ", ".join(names[v] for v in self.saved))
         return lines
+
+
+def _sizes(op: Op) -> tuple:
+    return op.dims if op.dims is not None else op.shape
 
 
 def _add_in_place(buffer, index, values):

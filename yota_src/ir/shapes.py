@@ -23,7 +23,8 @@ import numpy as np
 
 from yota_src.core import primitives
 from yota_src.core.nested import leaves
-from yota_src.ir.dims import Count, Dim, DimFacts
+from yota_src.ir.dims import Count, Dim, DimFacts, has_dims
+from yota_src.ir.loops import Loop, is_loop
 from yota_src.ir.tape import Op
 
 
@@ -56,6 +57,12 @@ def result_dims(fn, args: tuple, kwargs: dict, shape: tuple | None,
     symbolic = [v for v in leaves((args, kwargs), _symbolic)]
     if not symbolic or shape == ():
         return None  # a number has no sizes; the code computes it from the sizes it reads
+    if isinstance(fn, Loop):  # a tuple: its parts' sizes are the loop's (`_getitem`)
+        if not _loop_fits(facts, fn, args):
+            for each in symbolic:
+                for d in _dims_in(each):
+                    facts.pin(d)
+        return None
     rule = _rule(fn)
     dims = None
     if rule is not None and shape is not None:
@@ -96,13 +103,37 @@ def _symbolic(value) -> bool:
     if isinstance(value, Dim):
         return True
     op = _op_of(value)
-    return op is not None and op.dims is not None
+    return op is not None and (op.dims is not None or is_loop(op) and has_dims(
+        op.fn.output_dims()))
+
+
+def _loop_fits(facts: DimFacts, loop: Loop, args: tuple) -> bool:
+    """The loop's body was made for the sizes its arguments have, and a
+    carried value keeps its sizes from one iteration to the next: the loop
+    serves other sizes as it is (else its arguments' are pinned)."""
+    pairs = [(_sizes(param), dims_of_value(arg)) for param, arg in zip(loop.params[1:], args)]
+    pairs += [(_sizes(param), _sizes(result)) for param, result in zip(loop.carried,
+                                                                         loop.results)]
+    for want, got in pairs:
+        if len(want) != len(got):
+            return False
+        for a, b in zip(want, got):
+            if (isinstance(a, Dim) or isinstance(b, Dim)) and not facts.decide(a, operator.eq, b):
+                return False
+    return True
+
+
+def _sizes(op: Op) -> tuple:
+    return op.dims if op.dims is not None else op.shape
 
 
 def _dims_in(value) -> list:
     if isinstance(value, Dim):
         return [value]
-    return [d for d in _op_of(value).dims if isinstance(d, Dim)]
+    op = _op_of(value)
+    if is_loop(op):
+        return [d for part in op.fn.output_dims() for d in part if isinstance(d, Dim)]
+    return [d for d in op.dims if isinstance(d, Dim)]
 
 
 def _plain(d) -> int:
@@ -204,6 +235,12 @@ def _matmul(facts, a, b, **kwargs):
         isinstance(y[-2], Dim) else None
     batch = broadcast(facts, x[:-2], y[:-2])
     return batch + (() if one_x else (x[-2],)) + (() if one_y else (y[-1],))
+
+
+def _outer(facts, a, b, out=None):
+    if out is not None:
+        raise _NoRule
+    return tuple(functools.reduce(operator.mul, dims_of_value(v), 1) for v in (a, b))
 
 
 def _dot(facts, a, b, out=None):
@@ -330,6 +367,8 @@ def _index_store(facts, buffer, index, values):
 # --- indexing --------------------------------------------------------------------------
 
 def _getitem(facts, a, index):
+    if is_loop(_op_of(a)):  # a loop's carried value or stack
+        return _op_of(a).fn.output_dims()[index]
     dims = dims_of_value(a)
     items = index if isinstance(index, tuple) else (index,)
     if sum(item is Ellipsis for item in items) > 1:
@@ -437,6 +476,14 @@ def _is_index_array(item) -> bool:
 
 
 def _check_index(facts, size, item) -> None:
+    last = getattr(item, "last", False)
+    if last is not False and _plain(item) >= 0:
+        # a loop's counter (tracing/counts.Position): in range up to the last position
+        # it takes, or, where an argument gives the count, checked by NumPy as the
+        # primal is
+        if last is None or _plain(last) < 0:
+            return
+        item = last
     if isinstance(size, Dim) or isinstance(item, Dim):
         if _plain(item) >= 0:
             facts.decide(size, operator.gt, item)
@@ -445,6 +492,9 @@ def _check_index(facts, size, item) -> None:
 
 
 def _slice_size(facts, size, item: slice):
+    if not all(v is None or isinstance(v, (int, Dim, np.integer))
+               for v in (item.start, item.stop, item.step)):
+        raise _NoRule  # a bound computed from the data: its size is the data's
     if not (isinstance(size, Dim) or any(isinstance(v, Dim) for v in
                                          (item.start, item.stop, item.step))):
         return len(range(*item.indices(size)))
@@ -492,7 +542,7 @@ def _table() -> dict:
         np.empty_like: _like, np.full_like: _like, np.arange: _arange,
         np.broadcast_to: _broadcast_to, np.expand_dims: _expand_dims,
         np.concatenate: _concatenate, np.stack: _stack, np.where: _where, np.clip: _clip,
-        operator.getitem: _getitem, primitives.astype: _same, np.copy: _same,
+        np.outer: _outer, operator.getitem: _getitem, primitives.astype: _same, np.copy: _same,
         primitives.dimension: lambda facts, d: (),
         primitives.index_update: _index_store, primitives.index_add: _index_store,
     })

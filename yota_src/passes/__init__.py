@@ -51,7 +51,10 @@ def optimize_forward(tape: Tape, loops: str = "roll") -> Tape:
     iterations that did the same work become a loop (roll.py)."""
     passes = FORWARD_PASSES if loops == "roll" else tuple(
         each for each in FORWARD_PASSES if each is not roll_loops)
-    return run(tape, passes)
+    tape = run(tape, passes)
+    if tape.signature is not None and tape.signature.dims is not None:
+        tape.signature.dims.settle()  # counts of loops that did not roll whole: pinned
+    return tape
 
 
 def optimize(tape: Tape, work_arrays: bool = False) -> Tape:

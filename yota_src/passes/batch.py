@@ -17,7 +17,7 @@ import numpy as np
 
 from yota_src.core import primitives
 from yota_src.ir.loops import OUTSIDE, Param, is_loop, is_loop_output
-from yota_src.ir.tape import Call, Op, Tape, map_refs, readers
+from yota_src.ir.tape import Call, Op, Tape, map_refs, readers, sizes
 from yota_src.passes.rewrite import rewrite, with_operands
 
 
@@ -189,6 +189,9 @@ def _zeros_over_the_rows(call: Call, init) -> bool:
         return False
     if loop.bound is None:
         return init.shape[0] == loop.count
+    if loop.size is not None:  # a count computed from sizes: zeros of as many rows
+        rows = sizes(init)[0] if init.shape else None
+        return rows is not None and rows == loop.stack_dims(init, more=False)[0]
     count = call.args[-1]
     return loop.bound == 0 and init.fn is np.zeros_like and isinstance(count, Call) \
         and count.fn is len and count.args == (init.args[0],)

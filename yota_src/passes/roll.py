@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from yota_src.core import nested
+from yota_src.core import nested, primitives
 from yota_src.core.primitives import has_effect
+from yota_src.ir.dims import has_dims
 from yota_src.ir.iterations import inner_loops, iterations
 from yota_src.ir.loops import CARRIED, COUNTER, OUTSIDE, Loop, Param, is_loop
 from yota_src.ir.tape import Call, Const, Guard, Input, Op, Tape, map_refs, operands, readers
@@ -73,12 +74,13 @@ def _counted_at_run_time(tape: Tape, counts: _Counts) -> Tape:
                                               for user in users.get(original, [])):
             return op  # not free, iterations before the loop, or a stack read after it
         argument = counts.read(count, origins, op.loc)
-        made = Call(loop.replace(bound=shift - count.less), (*op.args, argument), op.kwargs,
-                    op.shape, op.dtype, op.loc, op.depends)
-        return (*_count_guard(argument, count.less, counts.text(count), op.loc), made)
+        made = Call(loop.replace(bound=shift - count.less, size=count.size),
+                    (*op.args, argument), op.kwargs, op.shape, op.dtype, op.loc, op.depends)
+        read = [argument] if count.size is not None else []  # a size: computed here
+        return (*read, *counts.guard(count, argument, count.less, op.loc), made)
 
     rewritten = rewrite(tape, visit)
-    if not counts.ops:
+    if not counts.ops and not counts.sized:
         return tape
     return rewritten.replace(ops=counts.placed(rewritten.ops),
                              origins={**rewritten.origins, **{c: origins[c] for c in counts
@@ -95,6 +97,7 @@ class _Counts:
         self.tape = tape
         self.ops: dict[int, Op] = {}
         self.counts: dict[int, object] = {}
+        self.sized = False  # a count read from sizes (counts.SizedRange)
 
     @property
     def indices(self) -> frozenset:
@@ -102,7 +105,13 @@ class _Counts:
 
     def read(self, count, origins: dict, loc) -> Op:
         """The op `count` is read from, its example value recorded in `origins`
-        (`loc`: the loop's header, where `len(xs)` is read)."""
+        (`loc`: the loop's header, where `len(xs)` is read); for a size
+        (counts.SizedRange), the size as the code computes it."""
+        if count.size is not None:
+            count.at_run_time = self.sized = True
+            made = Call(primitives.dimension, (count.size,), {}, (), np.dtype(int), loc, True)
+            origins[made] = Const(count.size.value)
+            return made
         if count.index not in self.ops:
             if count.rows:
                 rows = next(op for op in self.tape.ops if isinstance(op, Input)
@@ -145,6 +154,15 @@ class _Counts:
         return [self.counts[index] for rows, index in lengths.items()
                 if not all(user is self.ops[index] or user is not None and is_loop(user)
                            and _reads_at_counter(user, rows) for user in users.get(rows, []))]
+
+
+    def guard(self, count, argument: Op, least: int, loc) -> list[Op]:
+        """The check that the count is at least `least` (see `_count_guard`); a
+        size's is a fact about sizes, checked with the others (ir/dims.py)."""
+        if count.size is not None:
+            count.size.facts.require(count.size, operator.ge, least, loc)
+            return []
+        return _count_guard(argument, least, self.text(count), loc)
 
 
 def _count_guard(count: Op, least: int, text: str, loc) -> list[Op]:
@@ -516,7 +534,7 @@ class _Body:
         args = nested.map_leaves(op.args, operand, everything)
         kwargs = nested.map_leaves(op.kwargs, operand, everything)
         made = Call(op.fn, args, kwargs, op.shape, op.dtype, op.loc, op.depends)
-        made.hint, made.last_name = op.hint, op.last_name
+        made.hint, made.last_name, made.dims = op.hint, op.last_name, op.dims
         return made
 
     def _operand(self, value, key):
@@ -527,7 +545,7 @@ class _Body:
                 slot = self.model_before[value]
                 if slot not in self.carried:
                     self.carried[slot] = Param(CARRIED, value.shape, value.dtype,
-                                               self._name(value))
+                                               self._name(value), value.dims)
                     self.origins[self.carried[slot]] = self.recorded(value)
                 return self.carried[slot]
             if _is_index_read(value) and any(
@@ -553,7 +571,7 @@ class _Body:
         index = nested.map_leaves(value.args[1], item, everything)
         made = Call(operator.getitem, (self._outer(value.args[0]), index), {}, value.shape,
                     value.dtype, value.loc, value.depends)
-        made.hint = self._name(value)
+        made.hint, made.dims = self._name(value), value.dims
         self.ops.append(made)
         self.origins[made] = self.recorded(value)
         return made
@@ -572,7 +590,7 @@ class _Body:
     def _outer(self, value: Op) -> Param:
         if value not in self.outside:
             param = self.outside[value] = Param(OUTSIDE, value.shape, value.dtype,
-                                                self._name(value))
+                                                self._name(value), value.dims)
             self.origins[param] = self.recorded(value)
         return self.outside[value]
 
@@ -666,20 +684,23 @@ class _Body:
         count = self._free_count(saved, counts, origins) if self.test is None else None
         loop = self.loop(slots, saved, run.first + self.shift, run.last + 1 + self.shift,
                          None if count is None else self.shift - self.entry.count.less)
-        types = loop.output_types()
+        if count is not None:
+            loop.size = self.entry.count.size
+        types, sizes = loop.output_types(), loop.output_dims()
         dtypes = [dtype for _, dtype in types]
         args = tuple(self.arguments(slots, look)) + (() if count is None else (count,))
         call = Call(loop, args, {}, None, np.result_type(*dtypes) if dtypes else None,
                     self.entry.header, True)
         new_ops, parts = [call], {}
         if count is not None:  # the iterations before the loop run; no negative count
-            new_ops[:0] = _count_guard(count, run.first + self.entry.count.less,
-                                       counts.text(self.entry.count), call.loc)
+            new_ops[:0] = ([count] if self.entry.count.size is not None else []) + counts.guard(
+                self.entry.count, count, run.first + self.entry.count.less, call.loc)
 
         def part(k: int) -> Op:
             if k not in parts:
                 shape, dtype = types[k]
                 parts[k] = Call(operator.getitem, (call, k), {}, shape, dtype, call.loc, True)
+                parts[k].dims = sizes[k] if has_dims(sizes[k]) else None
                 new_ops.append(parts[k])
             return parts[k]
 
@@ -694,6 +715,7 @@ class _Body:
                 stack = part(len(slots) + saved.index(self.made[model[at]]))
                 made = Call(operator.getitem, (stack, iteration), {}, op.shape, op.dtype,
                             op.loc, op.depends)
+                made.dims = op.dims
                 new_ops.append(made)
             else:
                 continue

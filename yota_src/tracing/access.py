@@ -17,6 +17,7 @@ from yota_src.core.values import ATTR, ITEM, is_array
 from yota_src.errors import MutationError, UnsupportedSyntaxError
 from yota_src.ir.dims import Count, Dim, pinned
 from yota_src.tracing.array_methods import ArrayMethod
+from yota_src.tracing.counts import Position
 from yota_src.tracing.ownership import inlinable
 from yota_src.tracing.traced import Traced, give_name, has_traced
 
@@ -166,10 +167,15 @@ class Access:
                 where = self.unroller.location_of(node, frame)
                 raise TypeError("iteration over a 0-d value" + (f" at {where.short}" if where
                                                                   else ""))
+            length = value.op.dims[0] if value.op.dims else None
             if not header:
                 self.read_length(value)
-            for i in range(count):
-                yield self.subscript(value, i, node, frame)
+                if isinstance(length, Dim):  # as many items as the example's
+                    pinned(length)
+            last = length - 1 if header and isinstance(length, Dim) else None
+            for i in range(count):  # a loop's rows, up to its last (counts.Position)
+                yield self.subscript(value, i if last is None else Position(i, last), node,
+                                     frame)
             return
         outside = self.unroller.outside_reads
         outside.depend_on_contents(value)

@@ -17,6 +17,8 @@ import numpy as np
 
 from yota_src.errors import UnsupportedSyntaxError
 from yota_src.ir import contexts
+from yota_src.ir.dims import Dim, pinned
+from yota_src.tracing import counts
 from yota_src.tracing.traced import Traced, has_traced, is_static, values_of
 
 
@@ -43,6 +45,10 @@ def _argument(node):
 
 
 def _range(unroller, args, kwargs, node, frame):
+    if unroller.user_code and 1 <= len(args) <= 2 and isinstance(args[-1], Dim) and not kwargs:
+        start = pinned(args[0]) if len(args) == 2 else 0
+        if type(start) is int:  # a count a loop may read at run time (counts.py)
+            return counts.SizedRange(start, args[-1])
     written = getattr(node, "args", None) or ()  # each bound's own node, for the guard's text
     return range(*(unroller.decisions.concretize(a, operator.index, written[i] if i < len(written)
                                                  else node, frame) for i, a in enumerate(args)))

@@ -44,12 +44,37 @@ class TripCount(int):
 
 
 class Counter(int):
-    """The counter of a loop over `range(TripCount)`."""
+    """The counter of a loop over `range(TripCount)`; `last`: the last value it
+    takes, a Dim where the count is a size (None: an int argument's)."""
 
-    def __new__(cls, value: int, use: Use):
+    def __new__(cls, value: int, use: Use, last=None):
         made = super().__new__(cls, value)
-        made.use = use
+        made.use, made.last = use, last
         return made
+
+
+class Position(int):
+    """An index that moves with a loop's counter (`t`, `t + 1`), as the
+    index of an array reads it: the last position it reaches (`last`, a Dim,
+    an int, or None where the count is an argument's and NumPy checks it)."""
+
+    def __new__(cls, value: int, last):
+        made = super().__new__(cls, value)
+        made.last = last
+        return made
+
+    def _moved(self, step):
+        if type(step) is not int:
+            return int(self) + step
+        return Position(int(self) + step, None if self.last is None else self.last + step)
+
+    def __add__(self, other):
+        return self._moved(other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self._moved(-other) if type(other) is int else int(self) - other
 
 
 class LoopCount:
@@ -58,10 +83,13 @@ class LoopCount:
     for nothing else (`argument`), its counter used for indexing alone
     (`counter`)."""
 
-    def __init__(self, value: int, index: int, argument: Use, rows: bool = False,
-                 less: int = 0):
+    def __init__(self, value: int, index: int | None, argument: Use, rows: bool = False,
+                 less: int = 0, size=None):
         self.index, self.argument, self.rows = index, argument, rows
         self.less = less  # `range(len(xs) - 1)`: the count is the length less this
+        # the loop's stop as a size the code computes (ir/dims.py), its count `size -
+        # less`: `range(T)`, `range(1, H - k + 1)`, `for x in xs` (then `index` is None)
+        self.size = size
         self.counter = Use()
         self.value = value
 
@@ -71,10 +99,64 @@ class LoopCount:
     def of(cls, count: TripCount) -> LoopCount:
         return cls(int(count), count.index, count.use)
 
+    @classmethod
+    def sized(cls, start: int, stop) -> LoopCount:
+        """`range(start, stop)` for a Dim `stop`."""
+        return cls(max(stop.value - start, 0), None, Use(), less=start, size=stop)
+
+    @property
+    def at_run_time(self) -> bool:
+        """Read at run time by the code (passes/roll.py says so)."""
+        return getattr(self, "_read", False)
+
+    @at_run_time.setter
+    def at_run_time(self, value: bool) -> None:
+        self._read = value
+
     @property
     def free(self) -> bool:
         return not (self.argument.used or self.counter.used or self.state is None
                     or self.state.changes)
+
+
+class SizedRange:
+    """`range(start, stop)` where `stop` is a size the code reads at run time
+    (ir/dims.py): a `for` loop over it may take its count from that size
+    (`count`); any other use (`len`, `list`, indexing) needs the number, and
+    pins the size."""
+
+    def __init__(self, start: int, stop):
+        self.start, self.stop = start, stop
+
+    def count(self, facts) -> LoopCount:
+        made = LoopCount.sized(self.start, self.stop)
+        facts.provisional.append(made)  # pinned unless the code reads it (DimFacts.settle)
+        return made
+
+    @property
+    def example(self) -> range:
+        return range(self.start, self.stop.value)
+
+    def _range(self) -> range:
+        return range(self.start, self.stop.facts.pin(self.stop))
+
+    def __iter__(self):
+        return iter(self._range())
+
+    def __reversed__(self):
+        return reversed(self._range())
+
+    def __len__(self) -> int:
+        return len(self._range())
+
+    def __getitem__(self, index):
+        return self._range()[index]
+
+    def __contains__(self, value) -> bool:
+        return value in self._range()
+
+    def __repr__(self) -> str:
+        return repr(self._range())
 
 
 class LoopState:

@@ -176,7 +176,8 @@ class Unroller:
             if type(value) is not counts.Counter or id(node) not in self.index_nodes \
                     or self.python_index:  # indexing a Python value reads what no op shows
                 value.use.used = True
-            return int(value)
+                return int(value)
+            return counts.Position(value, value.last)  # an array's index
         return value
 
     # -- where the interpreter is -----------------------------------------------------

@@ -21,6 +21,7 @@ from yota_src.ir.dims import Dim, has_dims
 from yota_src.ir.shapes import result_dims
 from yota_src.ir.tape import Call, Const, Guard, Input, Op, shape_and_dtype
 from yota_src.tracing import array_library
+from yota_src.tracing.counts import Position
 from yota_src.tracing.traced import ExampleValues, Traced, traced_in, values_of
 
 
@@ -133,9 +134,11 @@ class Recorder:
         """Traced values -> their ops; arrays -> Const ops (from outside: every
         array made here is traced); NumPy scalars stay static, as literals."""
         def ref(value):
+            if type(value) is Position:  # an index that moved with a counter: the number
+                return int(value)
             return value.op if isinstance(value, Traced) else self.lift(value, None, loc).op
         return nested.map_leaves(structure, ref, lambda value: isinstance(value, Traced) or (
-            is_array(value) and not isinstance(value, np.generic)))
+            is_array(value) and not isinstance(value, np.generic)) or type(value) is Position)
 
 
 def _carried(value) -> bool:

@@ -18,6 +18,7 @@ from yota_src.core import operators
 from yota_src.core.values import ATTR
 from yota_src.errors import LoopEntry, MutationError, UnsupportedSyntaxError, YotaError
 from yota_src.ir import contexts
+from yota_src.ir.dims import Dim
 from yota_src.tracing import counts, rolling
 from yota_src.tracing.frames import Break, Continue, Return
 from yota_src.tracing.ownership import user_instance
@@ -180,12 +181,19 @@ class Statements:
             items = iter(iterable)
         else:
             iterable = self.eval(stmt.iter, frame)
+            count = self.sized_count(iterable)
+            if isinstance(iterable, counts.SizedRange):  # range(T): T may be read at run time
+                iterable = iterable.example
             # the counter of a range: rolled at trace time if it only indexes
-            use = counts.Use() if isinstance(iterable, range) and iterable.step == 1 \
+            use = (count.counter if count is not None else counts.Use()) \
+                if isinstance(iterable, range) and iterable.step == 1 \
                 and isinstance(stmt.target, gast.Name) else None
-            items = self.unroller.access.items(iterable, stmt.iter, frame)
+            items = self.unroller.access.items(iterable, stmt.iter, frame,
+                                               header=count is not None)
         first = iterable.start if isinstance(iterable, range) and iterable.step == 1 else None
         total = _length(iterable)
+        last = (count.size - 1 if count.size is not None else None) if count is not None \
+            else (iterable[-1] if isinstance(iterable, range) and iterable else None)
         if use is not None and isinstance(stmt.target, gast.Name):
             self.unroller.index_nodes |= counts.index_positions(stmt.body, stmt.target.id)
         starts = []  # where each iteration's ops begin
@@ -198,7 +206,7 @@ class Statements:
                 except StopIteration:
                     break
                 if use is not None:
-                    item = counts.Counter(item, use)
+                    item = counts.Counter(item, use, last)
                 starts.append(begin)
                 self.bind(stmt.target, item, frame)
                 if self.iteration(stmt.body, frame):
@@ -206,20 +214,21 @@ class Statements:
                 entry = settle()
                 if total is not None and rolling.roll_rest(self.unroller, frame, entry, starts,
                                                            total, use):
-                    self.bind_last(stmt.target, iterable, total, use, frame)
+                    self.bind_last(stmt.target, iterable, total, use, last, frame)
                     break
         self.unroller.at(stmt, frame)
         self.exec_block(stmt.orelse, frame)
 
-    def bind_last(self, target, iterable, total: int, use, frame) -> None:
+    def bind_last(self, target, iterable, total: int, use, last, frame) -> None:
         """A loop rolled at trace time: its name holds the last item, as Python leaves it."""
         if not isinstance(target, gast.Name) or target.id not in frame.locals:
             return
-        if isinstance(iterable, Traced):
-            last = self.unroller.access.subscript(iterable, total - 1, target, frame)
-            self.bind(target, last, frame)
+        if isinstance(iterable, Traced):  # the last row: `xs[K - 1]` where K is a size
+            row = self.unroller.access.subscript(
+                iterable, last if isinstance(last, Dim) else total - 1, target, frame)
+            self.bind(target, row, frame)
         else:  # a range
-            self.bind(target, counts.Counter(iterable[-1], use) if use is not None
+            self.bind(target, counts.Counter(iterable[-1], use, last) if use is not None
                       else iterable[-1], frame)
 
     def exec_While(self, stmt, frame):
@@ -238,6 +247,20 @@ class Statements:
         self.unroller.at(stmt, frame)
         self.exec_block(stmt.orelse, frame)
 
+    def sized_count(self, iterable) -> counts.LoopCount | None:
+        """A loop over `range(T)` or over the rows of an array, where T or the
+        number of rows is a size read at run time (ir/dims.py): its count,
+        which the code reads at run time if the loop rolls whole (else it
+        is pinned)."""
+        facts = self.unroller.dims
+        if isinstance(iterable, counts.SizedRange):
+            return iterable.count(facts)
+        if facts is None or not self.unroller.user_code or not isinstance(iterable, Traced) \
+                or not isinstance(iterable.value, np.ndarray) or not iterable.op.dims \
+                or not isinstance(iterable.op.dims[0], Dim):
+            return None
+        return counts.SizedRange(0, iterable.op.dims[0]).count(facts)
+
     def trip_count(self, stmt, frame) -> counts.LoopCount | None:
         """`for t in range(n):` over an int argument `n`, or a loop over the
         rows of an array argument: the loop's count, which may be read at run
@@ -251,7 +274,7 @@ class Statements:
             if isinstance(value, counts.TripCount) and self.eval(stmt.iter.func, frame) is range:
                 return counts.LoopCount.of(value)
         found = counts.rows_of_count(stmt.iter)
-        if found is None:
+        if found is None or self.unroller.dims is not None:  # sizes: `sized_count`
             return None
         name, how, less = found
         value = self.unroller.expressions.eval_Name(name, frame)
