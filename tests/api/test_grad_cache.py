@@ -228,3 +228,29 @@ def test_bound_methods_answer_for_the_arguments_given():
         value, g = ys.grad(layer.loss, x)
         assert len(g) == 1 and np.isclose(value, layer.loss(x))
         assert np.allclose(g[0], numerical_gradient(lambda v: layer.loss(v), (x,), 0))
+
+
+def regression(W, b, x, y):
+    return np.mean((np.tanh(x @ W + b) - y) ** 2)
+
+
+def test_other_batch_sizes_reuse_a_module_that_reads_sizes(monkeypatch):
+    """The first batch size gets code made for it; the second gets code that
+    reads sizes at run time, which every later size uses without a trace."""
+    from yota_src.api import gradients
+    built = []
+    original = gradients._build_once
+    monkeypatch.setattr(gradients, "_build_once",
+                        lambda *a, **k: built.append(k.get("sizes")) or original(*a, **k))
+    rng = np.random.default_rng(0)
+    W, b = rng.normal(size=(4, 3)), rng.normal(size=3)
+    for n in (32, 32, 17, 32, 5, 100, 17, 1):
+        x, y = rng.normal(size=(n, 4)), rng.normal(size=(n, 3))
+        value, g = ys.grad(regression, W, b, x, y)
+        reference = ys.simplegrad(regression, W, b, x, y)(W, b, x, y)
+        assert np.isclose(value, reference[0])
+        for got, expected in zip(g, reference[1:]):
+            np.testing.assert_allclose(got, expected, rtol=1e-12)
+    assert built == [False, True]
+    ys.grad(regression, W, b, np.ones((3, 4), np.float32), np.ones((3, 3)))  # a new dtype
+    assert built == [False, True, False]

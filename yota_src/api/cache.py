@@ -30,7 +30,7 @@ import numpy as np
 
 from yota_src.api.arguments import generators_in
 from yota_src.core.values import kind_of
-from yota_src.errors import ControlFlowChanged
+from yota_src.errors import ControlFlowChanged, SignatureMismatch
 from yota_src.tracing import random_states, rewind
 
 _MAX_CHECKS = 8  # per function: shapes a training loop alternates between
@@ -146,6 +146,10 @@ class GradientCache:
     def __init__(self):
         self.variants: dict[Any, list] = {}
         self.checks: dict[Callable, list[tuple[Callable, list]]] = {}
+        # per (function, options): variants that read sizes at run time, tried for
+        # a key not seen before (another batch size) before anything is traced
+        self.general: dict[Any, list] = {}
+        self.seen: set = set()  # (function, options) a variant was built for
         self.lock = threading.Lock()
         self._building: dict[Any, threading.RLock] = {}  # one build at a time per key
 
@@ -178,6 +182,29 @@ class GradientCache:
                 rewind(states)  # the variant that applies draws what one call of f would
         return None, None
 
+    def find_general(self, kind, args: tuple) -> tuple:
+        """(compiled, result) from a variant of `kind` (function, options)
+        whose sizes are read at run time and whose checks pass `args` (a
+        batch of another size), or (None, None). Its checks run before any
+        work, and such a variant writes into no argument."""
+        with self.lock:
+            variants = list(self.general.get(kind, ()))
+        for compiled in variants:
+            if not compiled.fresh():
+                with self.lock:
+                    if compiled in self.general.get(kind, ()):
+                        self.general[kind].remove(compiled)
+                continue
+            try:
+                return compiled, compiled.function(*args)
+            except (SignatureMismatch, ControlFlowChanged):
+                continue  # not for these sizes, or the data go another way: traced anew
+        return None, None
+
+    def add_general(self, kind, compiled) -> None:
+        with self.lock:
+            self.general.setdefault(kind, []).append(compiled)
+
     def building(self, key) -> threading.RLock:
         """The lock held while a variant of `key` is built: of concurrent first
         calls, one traces and the others use its result."""
@@ -198,6 +225,8 @@ class GradientCache:
         with self.lock:
             self.variants.clear()
             self.checks.clear()
+            self.general.clear()
+            self.seen.clear()
 
     def values(self):
         return self.variants.values()

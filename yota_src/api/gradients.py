@@ -28,11 +28,11 @@ from yota_src.api.pipeline import build, primal
 from yota_src.api.results import Compiled, GradFunction, GradientResult, Pullback
 from yota_src.api.user_facing import user_facing as _user_facing  # "_": pdoc hides it
 from yota_src.core import registry
-from yota_src.core.primitives import display_name
+from yota_src.core.primitives import display_name, store_in_argument
 from yota_src.core.values import ATTR, ITEM, get_path, set_path
 from yota_src.errors import ControlFlowChanged
 from yota_src.ir.signature import signature_key
-from yota_src.ir.tape import Guard, Tape
+from yota_src.ir.tape import Call, Guard, Tape
 
 _cache = GradientCache()  # the one cache of compiled gradients: ys.grad's
 _checks = _cache.checks  # what every call reads, bound once
@@ -127,9 +127,18 @@ def grad(f: Callable, *args, dynamic: bool = False,
     if compiled is None:
         with _cache.building(key):  # concurrent first calls: one traces, the others use its result
             compiled, result = _cache.find(key, full_args, dynamic, tried)
+            kind = (fn, signature_key(full_args, shapes=False), wrt_args, loops, has_aux)
+            if compiled is None and not dynamic:  # other sizes than before: served as they are?
+                compiled, result = _cache.find_general(kind, full_args)
+                if compiled is not None:
+                    _cache.add(key, compiled)
             if compiled is None:
-                compiled = _build_once(key, fn, full_args, wrt_args, loops, has_aux)
+                compiled = _build_once(key, fn, full_args, wrt_args, loops, has_aux,
+                                       sizes=kind in _cache.seen and not dynamic)
+                _cache.seen.add(kind)
                 _cache.add(key, compiled)  # first: a rule the code calls may ask for it again
+                if _serves_other_sizes(compiled):
+                    _cache.add_general(kind, compiled)
                 result = compiled.function(*full_args)
     if check is not None:
         _cache.remember(fn, check, key)
@@ -154,10 +163,12 @@ _tracing = threading.local()  # the cache keys this thread is generating code fo
 
 
 def _build_once(key, fn: Callable, args: tuple, wrt_args, loops: str,
-                has_aux: bool) -> Compiled:
+                has_aux: bool, sizes: bool = False) -> Compiled:
     """`build` for ys.grad, refusing a request for the very gradient being
     generated (a rule that calls ys.grad of the function it is used in runs
-    while that function is traced), which would trace it again without end."""
+    while that function is traced), which would trace it again without end.
+    `sizes`: the function was called with other sizes before (a last, smaller
+    minibatch): made to read sizes at run time, for every size it serves."""
     keys = _tracing.__dict__.setdefault("keys", set())
     if key in keys:
         raise RecursionError(
@@ -167,8 +178,10 @@ def _build_once(key, fn: Callable, args: tuple, wrt_args, loops: str,
             "not call itself this way")
     keys.add(key)
     try:
-        # made for the example's sizes: its cache holds an entry per shape, and
-        # its work arrays are the example's sizes
+        if sizes:
+            return build(fn, args, wrt_args, loops, work_arrays=False, has_aux=has_aux)
+        # the first sizes it is called with: made for them (its work arrays are the
+        # example's sizes), as a training loop calls it with them again and again
         compiled = build(fn, args, wrt_args, loops, work_arrays=True, has_aux=has_aux,
                          sizes=False)
         if _counts_guarded(compiled.generated_from):
@@ -180,6 +193,17 @@ def _build_once(key, fn: Callable, args: tuple, wrt_args, loops: str,
         return compiled
     finally:
         keys.discard(key)
+
+
+def _serves_other_sizes(compiled: Compiled) -> bool:
+    """A variant that reads sizes at run time, which another batch size may
+    use before anything is traced: one that draws no random numbers, shows
+    no output and writes into no argument (its checks run before any work)."""
+    tape = compiled.generated_from
+    facts = tape.signature.dims
+    return facts is not None and bool(facts.free()) and not compiled.draws \
+        and not compiled.holds_output and not any(
+            isinstance(op, Call) and op.fn is store_in_argument for op in tape.ops)
 
 
 def _counts_guarded(tape) -> bool:

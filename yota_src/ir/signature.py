@@ -125,19 +125,20 @@ def _layouts(index: int, value, path: tuple = ()):
         yield from _layouts(index, child, path + (step,))
 
 
-def signature_key(args: tuple):
-    """A hashable summary of everything a compiled gradient is specialised to."""
+def signature_key(args: tuple, shapes: bool = True):
+    """A hashable summary of everything a compiled gradient is specialised to
+    (`shapes=False`: but the arrays' sizes, each array's rank kept)."""
     try:
-        return tuple(_key(arg) for arg in args)
+        return tuple(_key(arg, shapes) for arg in args)
     except RecursionError:
         raise ValueError("an argument contains itself (a list appended to itself, an object "
                          "referring back to its owner), or nests deeper than Python's "
                          "recursion limit: pass the arrays it holds instead") from None
 
 
-def _key(value):
+def _key(value, shapes: bool = True):
     if is_array(value):
-        return (type(value), value.shape, value.dtype)
+        return (type(value), value.shape if shapes else value.ndim, value.dtype)
     kind = kind_of(value)
     if kind in (DIFF, GENERATOR):
         return (type(value),)
@@ -147,4 +148,4 @@ def _key(value):
             return (type(value), value)
         except TypeError:  # a set, a slice (before 3.12), ...: by contents, as guarded
             return snapshot(value)
-    return (type(value),) + tuple((step, _key(child)) for step, child in children(value))
+    return (type(value),) + tuple((step, _key(child, shapes)) for step, child in children(value))
