@@ -79,18 +79,25 @@ def _serves_other_sizes(fn: Callable, args: tuple, options: tuple, made: Made) -
     facts = made.tape.signature.dims
     library = made.forward.signature.library
     host = array_library.on_host(args) if library != array_library.NUMPY else args
-    for apart in (False, True):
-        probe = probe_arguments(host, facts, apart)
-        if probe is None:
-            continue
+    def same_at(probe) -> bool | None:
+        """Whether the module made at `probe` reads the same (None: it cannot
+        be made at those sizes)."""
         try:
             again = _made(fn, array_library.in_library(probe, library), *options,
                           dims=True, dump=False)
         except Exception:  # noqa: BLE001 - it cannot run at these sizes
-            if not apart:
-                return False
+            return None
+        return again.source == made.source
+
+    for apart in (False, True):
+        small = probe_arguments(host, facts, apart, small=True)
+        if small is not None and same_at(small):
+            continue  # the same over a few rows as over many: cheaper to know
+        probe = probe_arguments(host, facts, apart)
+        if probe is None:
             continue
-        if again.source != made.source:
+        same = same_at(probe)
+        if same is None and not apart or same is False:
             return False
     return True
 

@@ -24,32 +24,44 @@ import numpy as np
 from yota_src.core.values import is_array, rebuild
 from yota_src.ir.dims import DimFacts, Symbol
 
+SMALL = 4  # where a small probe starts
+LARGE = 16  # a size above which a small probe is tried first (a long loop is cheaper so)
 
-def probe_arguments(args: tuple, facts: DimFacts, apart: bool = False) -> tuple | None:
+
+def probe_arguments(args: tuple, facts: DimFacts, apart: bool = False,
+                    small: bool = False) -> tuple | None:
     """`args` with each free size changed, each array's data repeated along
     the axes that change, so its values stay those of the example (labels
     index the same classes); None where no size is free (or, `apart`, where
     no two free sizes are equal in the example). Sizes equal in the example
     stay equal (the code may rely on it unsaid: an index into one axis taken
     from another's length); `apart`, each free size gets a value of its own,
-    so that nothing can follow a coincidence of the example's sizes."""
+    so that nothing can follow a coincidence of the example's sizes.
+    `small`: each size above LARGE becomes a small one (from SMALL up), so
+    that a loop over 10,000 rows is probed over a few; None where none is
+    that large."""
     free = facts.free()
     values = [facts.values[symbol] for symbol in free]
-    if not free or apart and len(set(values)) == len(values):
+    if not free or apart and len(set(values)) == len(values) \
+            or small and max(values) <= LARGE:
         return None
     taken = set(facts.values.values())
     sizes: dict[Symbol, int] = {}
     by_value: dict[int, int] = {}
+    least = SMALL
     for symbol in sorted(free, key=lambda symbol: facts.values[symbol]):
         value = facts.values[symbol]
         if value in by_value and not apart:
             sizes[symbol] = by_value[value]
             continue
         size = value + 1
+        if small and value > LARGE:
+            size = least
         while size in taken:
             size += 1
         sizes[symbol] = by_value[value] = size
         taken.add(size)
+        least = size + 1
 
     def resized(index: int):
         def leaf(path, value):

@@ -26,6 +26,8 @@ from yota_src.ir.loops import CARRIED, COUNTER, OUTSIDE, Loop, Param
 from yota_src.ir.tape import Call, Op, iter_refs, map_refs, operands, sizes
 from yota_src.tracing.traced import Traced, values_of
 
+LONG = 64  # iterations from which a reversed loop is not run on the example
+
 
 @dataclass
 class _Reversed:
@@ -310,6 +312,9 @@ class _Reverse:
                        labels={op: label for op, label in labels.items()
                                if op in used or op in carried})
         reverse.size = loop.size if loop.test is None else None
+        # a long loop is not run backwards on the example: nothing after it needs
+        # its numbers (only their shapes), and generating costs no second pass
+        reverse.placeholder = loop.count >= LONG and loop.test is None
         return _Reversed(reverse, inits, outside, stacked, stack_grads, targets, products)
 
     def _outer_product(self, forward_param, grads: dict, scattered: dict):

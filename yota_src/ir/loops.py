@@ -79,6 +79,10 @@ class Loop:
         self._memo: dict = {}  # the last run on the example, shared with `saving` copies
         self.entry = None  # the loop statement's entry, for a loop rolled while traced
         self._flat = None
+        # a reversed loop the reverse pass does not run on the example, which gives
+        # zeros of its outputs' types (loop_adjoint.py: only long loops)
+        self.placeholder = False
+        self._code = None  # (ops, the body as a Python function): `_compiled`
         self.__name__ = self.__qualname__ = "loop"
 
     def replace(self, **changes) -> Loop:
@@ -87,9 +91,9 @@ class Loop:
         made = copy.copy(self)
         for name, value in changes.items():
             setattr(made, name, value)
-        if set(changes) - {"saved"}:
+        if set(changes) - {"saved", "bound", "size"}:  # the count read at run time: the same run
             made._memo = {}
-        made._flat = None
+        made._flat = made._code = None
         return made
 
     @property
@@ -117,6 +121,16 @@ class Loop:
                   for value in self.saved]
         return finals + stacks + ([((), np.dtype(int))] if self.test is not None else [])
 
+    def _output_types(self, args: tuple) -> list[tuple]:
+        """`output_types` for a call with `args` (its count read from the last)."""
+        types = self.output_types()
+        if self.bound is None or self.test is not None:
+            return types
+        count = max(int(args[-1]) + self.bound - self.start, 0)
+        stacks = [((count + int(isinstance(value, Param)), *value.shape), value.dtype)
+                  for value in self.saved]
+        return types[:len(self.carried)] + stacks
+
     def output_dims(self) -> list:
         """The sizes of each element of the call's value (ir/dims.py): a
         carried variable's, and each stack's, its count first."""
@@ -137,14 +151,18 @@ class Loop:
                    for op in self.ops)
 
     def __call__(self, *args):
+        if self.placeholder:  # a long reversed loop: what it gives, not its numbers
+            return tuple(np.zeros(shape, dtype) for shape, dtype in self._output_types(args))
         run = self._memo.get("run")
-        if run is not None and len(run[0]) == len(args) and all(
-                a is b for a, b in zip(run[0], args)):
-            carried, every, ran = run[1:]  # the same example again (the reverse pass asks)
+        inputs, stop = (args[:-1], args[-1] + self.bound) if self.bound is not None \
+            and self.test is None else (args, self.stop)
+        if run is not None and run[0] == stop and len(run[1]) == len(inputs) and all(
+                a is b for a, b in zip(run[1], inputs)):
+            carried, every, ran = run[2:]  # the same example again (the reverse pass asks)
         else:
             carried, every, ran = self._run(args)
             if not self.reverse:
-                self._memo["run"] = (args, carried, every, ran)
+                self._memo["run"] = (stop, inputs, carried, every, ran)
         stacks = []
         for value in self.saved:  # in counter order, whichever way the loop ran
             rows = (every[value][::-1] if self.reverse else every[value]) + (
@@ -171,6 +189,9 @@ class Loop:
         every: dict[Op, list] = {value: [] for value in kept}
         counters = itertools.count(self.start) if self.test is not None else \
             self.counters(stop)
+        step = self._compiled() if self.test is None else None
+        if step is not None:
+            return self._run_compiled(step, counters, carried, args[len(self.carried):], every)
         ran = 0
         for counter in counters:
             values[self.counter] = counter
@@ -182,6 +203,54 @@ class Loop:
             for value, rows in every.items():
                 rows.append(values[value])
         return carried, every, ran
+
+    def _run_compiled(self, step, counters, carried: list, outside: tuple,
+                      every: dict) -> tuple:
+        """`_run` with the body as one Python function: a long loop runs at
+        close to the speed of the user's own."""
+        slots = {param: ("in", number) for number, param in enumerate(self.params)}
+        slots.update((op, ("op", number)) for number, op in enumerate(self.ops))
+        results = [slots[result] for result in self.results]
+        kept = [(slots[value], rows) for value, rows in every.items()]
+        ran = 0
+        for counter in counters:
+            inputs = (counter, *carried, *outside)
+            row = step(*inputs)
+            for (kind, number), rows in kept:
+                rows.append(row[number] if kind == "op" else inputs[number])
+            carried = [row[number] if kind == "op" else inputs[number]
+                       for kind, number in results]
+            ran += 1
+        return carried, every, ran
+
+    def _compiled(self):
+        """The body as a Python function of its params giving every op's
+        value, where each op is a call on ops and numbers (no guard, no
+        nested argument); None otherwise."""
+        if self._code is not None and self._code[0] is self.ops:
+            return self._code[1]
+        steps = self._steps()
+        step = None
+        if steps and all(flat is not None for _, _, flat in steps):
+            names = {param: f"p{number}" for number, param in enumerate(self.params)}
+            scope: dict = {}
+            lines = [f"def step({', '.join(names.values())}):"]
+            for number, (op, fn, flat) in enumerate(steps):
+                scope[f"f{number}"] = fn
+                operands = []
+                for place, (is_op, value) in enumerate(flat):
+                    if is_op:
+                        operands.append(names[value])
+                    else:
+                        scope[f"c{number}_{place}"] = value
+                        operands.append(f"c{number}_{place}")
+                names[op] = f"v{number}"
+                lines.append(f"    v{number} = f{number}({', '.join(operands)})")
+            lines.append(f"    return ({''.join(f'v{n}, ' for n in range(len(steps)))})")
+            exec(compile("\n".join(lines), "<loop body>", "exec"), scope)  # noqa: S102
+            step = scope["step"]
+        self._code = (self.ops, step)
+        return step
 
     def _iteration(self, values: dict) -> bool:
         """Run the body once; False where a `while` loop's test ends it."""
