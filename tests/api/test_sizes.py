@@ -314,3 +314,48 @@ def test_a_loop_whose_count_the_code_decides_on_keeps_the_example_count():
     _agrees(df, unrolled_by_a_late_decision, (x, w))
     with pytest.raises((SignatureMismatch, ControlFlowChanged)):
         df(np.ones((6, 3)), w)
+
+
+# --- a size used as a Python number ----------------------------------------------------------
+
+def _right_or_refused(df, f, args):
+    """The module at `args`: refused, or f's value and gradient."""
+    try:
+        value, dx, dw = df(*args)
+    except (SignatureMismatch, ControlFlowChanged):
+        return
+    assert np.isclose(value, f(*args), rtol=1e-12)
+    _, expected = ys.grad(f, *args, dynamic=True)
+    np.testing.assert_allclose(dx, expected[0], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(dw, expected[1], rtol=1e-10, atol=1e-12)
+
+
+SIZE_AS_NUMBER = {
+    "abs": lambda x, w: np.sum(x @ w) * abs(x.shape[0] - 10),
+    "nonempty": lambda x, w: np.sum(np.tanh(x @ w)) if len(x) > 0 else np.sum(w) * 7.0,
+    "truth": lambda x, w: np.sum(np.tanh(x @ w)) if x.shape[0] else np.sum(w) * 7.0,
+    "float": lambda x, w: np.sum(np.tanh(x @ w)) if x.shape[0] > 5.5 else np.sum((x @ w) ** 2),
+    "numpy int": lambda x, w: np.sum(x @ w) if x.shape[0] == np.int64(6) else np.sum(w),
+    "float equal": lambda x, w: np.sum(x @ w) if x.shape[0] == 6.0 else np.sum(w),
+    "set": lambda x, w: np.sum(x @ w) * len({x.shape[0], 6}),
+    "dict key": lambda x, w: np.sum(x @ w) * {x.shape[0]: 2.0}.get(6, 1.0),
+    "count": lambda x, w: np.sum(x @ w) * (1 + x.shape.count(6)),
+    "isinstance": lambda x, w: np.sum(x @ w) * (2.0 if isinstance(x.shape[0], int) else 1.0),
+    "tuple order": lambda x, w: np.sum(x @ w) * (2.0 if (x.shape[0], 3) < (6, 4) else 1.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SIZE_AS_NUMBER))
+def test_a_size_used_as_a_number_is_right_or_refused_at_every_size(name):
+    """Python deciding from a size: with floats and NumPy scalars, in sets,
+    dict keys and tuple methods, by its type, and at a size of 0."""
+    f = SIZE_AS_NUMBER[name]
+    rng = np.random.default_rng(7)
+    w = rng.normal(size=3)
+    df = ys.simplegrad(f, rng.normal(size=(6, 3)), w)
+    for rows in (6, 7, 3, 1, 0):
+        _right_or_refused(df, f, (rng.normal(size=(rows, 3)), w))
+    for rows in (6, 4, 0, 9):  # ys.grad: its first module, then one reading sizes
+        x = rng.normal(size=(rows, 3))
+        value, g = ys.grad(f, x, w)
+        assert np.isclose(value, f(x, w), rtol=1e-12)

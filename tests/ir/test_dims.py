@@ -4,6 +4,7 @@ is a fact: unified, pinned, or a decision checked at run time."""
 
 import operator
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -32,12 +33,21 @@ def test_arithmetic_keeps_the_example_value(n0, d0, c):
 
 def test_equality_is_structural_and_decisions_are_facts(facts):
     n, m = facts.symbol(0, (), 0, 5), facts.symbol(1, (), 0, 5)
-    assert n * 2 == n + n and hash(n * 2) == hash(n + n)
+    assert n * 2 == n + n and (n * 2).key() == (n + n).key()
     assert (n == m) is False and not facts.decisions  # structure: no fact
     assert decide_equal(n, m) is True  # the user's code asked: they are unified
     assert n == m and facts.free() == [Symbol(0, (), 0)]
     assert (n > 4) is True and len(facts.decisions) == 1
-    assert (n >= 1) is True and len(facts.decisions) == 1  # sizes are at least 1: no fact
+    assert (n >= 0) is True and len(facts.decisions) == 1  # sizes are 0 or more: no fact
+    assert (n >= 1) is True and len(facts.decisions) == 2  # an array may come empty
+
+
+def test_a_size_hashed_or_compared_with_other_numbers_is_decided_on_its_value(facts):
+    n = facts.symbol(0, (), 0, 6)
+    assert len({n, 6}) == 1 and facts.pinned  # a set compares it as an int: pinned
+    m = facts.symbol(1, (), 0, 4)
+    assert abs(m - 10).value == 6 and len(facts.decisions) == 1  # `m - 10 >= 0` was False
+    assert decide_equal(m, np.int64(4)) is True and facts.pinned.get(Symbol(1, (), 0)) == 4
 
 
 def test_a_number_yota_src_cannot_follow_pins_the_size(facts):

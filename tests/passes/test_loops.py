@@ -638,3 +638,53 @@ def swapped_while(a):
     ids=["two", "three", "gru-like", "while"])
 def test_carried_values_that_pass_into_each_other(f, args):
     both_ways(f, *args)
+
+
+# --- loops inside loops ---------------------------------------------------------------------
+
+def pairs(W, X):
+    total = 0.0
+    for i in range(X.shape[0]):
+        for j in range(W.shape[0]):
+            total = total + np.tanh(X[i] @ W[j])
+    return total
+
+
+def naive_convolution(x, w, b):
+    N, C, H, W = x.shape
+    F, _, HH, WW = w.shape
+    out = np.zeros((N, F, H - HH + 1, W - WW + 1))
+    for n in range(N):
+        for f in range(F):
+            for i in range(H - HH + 1):
+                for j in range(W - WW + 1):
+                    out[n, f, i, j] = np.sum(x[n, :, i:i + HH, j:j + WW] * w[f]) + b[f]
+    return np.sum(out ** 2)
+
+
+def test_a_loop_inside_a_rolled_loop_rolls_too(rng):
+    W, X = rng.normal(size=(5, 3)), rng.normal(size=(6, 3))
+    df = ys.simplegrad(pairs, W, X)
+    body = df.source.split("def grad_pairs")[1]
+    assert "for t in range(K):" in body and "for u in range(N):" in body
+    assert loop_count(body) == 5  # forward, and backward with the inner forward run again
+    for rows, inner in ((6, 5), (2, 9), (1, 1)):
+        W2, X2 = rng.normal(size=(inner, 3)), rng.normal(size=(rows, 3))
+        got, expected = df(W2, X2), ys.simplegrad(pairs, W2, X2, loops="unroll")(W2, X2)
+        for a, b in zip(got, expected):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    ys.check_grad(pairs, W, X)
+
+
+@pytest.mark.slow
+def test_a_naive_convolution_rolls_four_deep_and_serves_other_batches(rng):
+    x, w, b = rng.normal(size=(3, 2, 6, 6)), rng.normal(size=(3, 2, 3, 3)), rng.normal(size=3)
+    df = ys.simplegrad(naive_convolution, x, w, b)
+    assert len(df.source.splitlines()) < 200 and loop_count(df.source) >= 8
+    for batch in (1, 5):
+        x2 = rng.normal(size=(batch, 2, 6, 6))
+        got = df(x2, w, b)
+        expected = ys.simplegrad(naive_convolution, x2, w, b, loops="unroll")(x2, w, b)
+        for a, c in zip(got, expected):
+            np.testing.assert_allclose(a, c, rtol=1e-9, atol=1e-10)
+    ys.check_grad(naive_convolution, x, w, b)

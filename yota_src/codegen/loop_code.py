@@ -24,7 +24,13 @@ from yota_src.ir.tape import Call, Guard, Input, Op, Tape, operands, readers, si
 
 
 def loop_calls(tape: Tape) -> list[Call]:
-    return [op for op in tape.ops if is_loop(op)]
+    """The loop calls of the tape, and of their bodies (loops inside loops)."""
+    found, ops = [], list(tape.ops)
+    while ops:
+        calls = [op for op in ops if is_loop(op)]
+        found += calls
+        ops = [op for call in calls for op in call.fn.ops]
+    return found
 
 
 def call_guards(call: Call) -> list:
@@ -61,7 +67,11 @@ def loop_statements(writer, call: Call) -> list[str]:
         stop = _stop(writer, loop, call)
         steps = f"range({loop.start}, {stop})" if loop.start else f"range({stop})"
         header = [f"for {counter} in {'reversed(' + steps + ')' if loop.reverse else steps}:"]
-    inner, header = _body(writer, loop, header)
+    writer.open_loops.append(call)
+    try:
+        inner, header = _body(writer, loop, header)
+    finally:
+        writer.open_loops.pop()
     results = [ast.unparse(writer.names.ref(result)) for result in loop.results]
     moved = [(name, value) for name, value in zip(carried, results) if name != value]
     if moved:
@@ -198,10 +208,17 @@ def initial_name(writer, op: Op) -> str | None:
 
 
 def _counter(writer) -> str:
-    """`t`, or the counter of a loop written before (its loop is over)."""
-    if writer.counter is None:
-        writer.counter = writer.names.fresh("t")
-    return writer.counter
+    """`t`, or the counter of a loop written before (its loop is over); inside
+    a loop's body, the next letter (`u`, `v`, ...) for each loop deeper."""
+    depth = len(writer.open_loops)
+    while len(writer.counters) <= depth:
+        writer.counters.append(writer.names.fresh(_COUNTERS[len(writer.counters)]
+                                                  if len(writer.counters) < len(_COUNTERS)
+                                                  else "t"))
+    return writer.counters[depth]
+
+
+_COUNTERS = ("t", "u", "v", "w")
 
 
 def _owned_array(init: Op) -> bool:

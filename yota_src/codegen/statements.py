@@ -44,7 +44,8 @@ class StatementWriter:
         self.work, self.module_level = work, module_level
         self.assignments: set[Op] = set()
         self.augmented: set[Op] = set()  # a loop's updates of its own arrays, in place
-        self.counter: str | None = None  # the name loop counters take, once one is named
+        self.counters: list[str] = []  # the names loop counters take, by depth, once named
+        self.open_loops: list = []  # the loops whose body is being written
         self.outputs: dict[Call, list[str]] = {}  # a loop's outputs: the variables it sets
         self.writes_in_place = set(names.naming.in_place.values())
 

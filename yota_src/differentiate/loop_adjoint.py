@@ -45,30 +45,46 @@ class _Reversed:
 
 
 @higher_order.register(Loop)
-def propagate_loop(driver: TemplateDriver, known, op: Call, dy, active: set, grads: dict) -> None:
+def propagate_loop(driver: TemplateDriver, known, op: Call, dy, active: set, grads: dict,
+                   look=None) -> None:
     """Add the loop call `op`'s contributions to the gradients of its
     arguments to `grads`; `dy` holds the gradient of each of its outputs
     (None where there is none). The forward call that also stacks what the
-    reversed loop reads goes into `driver.resaved`, to take `op`'s place on the tape."""
+    reversed loop reads goes into `driver.resaved`, to take `op`'s place on the tape;
+    for a loop inside a loop's body (`look`: what the reversed body reads for a
+    forward body value), it runs again in the reversed body, stacking that."""
     resaved = driver.resaved
+    look = look or (lambda value: value)
 
     loop: Loop = op.fn
     dy = list(dy) if isinstance(dy, (list, tuple)) else [None] * len(loop.output_types())
     n_carried = len(loop.carried)
-    body_active = _active_body(loop, [a in active for a in op.args[:n_carried]],
-                               [a in active for a in op.args[n_carried:]])
+    body_active = _active_body(loop, [look(a) in active for a in op.args[:n_carried]],
+                               [look(a) in active for a in op.args[n_carried:]])
     built = _Reverse(driver, known, loop, body_active).build(dy)
     if built is None:
         return
     forward = resaved.get(op, op)
     missing = tuple(v for v in built.stacked if v not in forward.fn.saved)
-    if missing:
+    args = [driver.traced(look(a), known[a]) if isinstance(a, Op) else a for a in op.args]
+    nested = look(op) is op and any(look(a) is not a for a in op.args if isinstance(a, Op))
+    if missing and not nested:
         forward = Call(forward.fn.saving(missing), op.args, op.kwargs, None, op.dtype, op.loc,
                        op.depends)
         resaved[op] = forward
-    args = [driver.traced(a, known[a]) if isinstance(a, Op) else a for a in op.args]
     with driver.located(loop.loc):
-        forward_value = driver.traced(forward, forward.fn(*values_of(args)))
+        if nested:  # the forward loop again, in the reversed body of the loop around it
+            forward_loop = loop.saving(missing) if missing else loop
+            forward_value = driver.primitive(forward_loop, tuple(args), {})
+            forward = Call(forward_loop, op.args, op.kwargs, None, op.dtype, op.loc, op.depends)
+        else:
+            forward_value = driver.traced(forward, forward.fn(*values_of(args)))
+
+        def part(number: int):
+            """Output `number` of the forward call (one made here is a tuple already)."""
+            if isinstance(forward_value, tuple):
+                return forward_value[number]
+            return driver.primitive(operator.getitem, (forward_value, number), {})
         values = []
         for kind, what in built.inits:
             if kind == "final" and dy[what] is not None:
@@ -80,13 +96,10 @@ def propagate_loop(driver: TemplateDriver, known, op: Call, dy, active: set, gra
                               if isinstance(outside, Traced) and outside.op in driver.any_rows
                               else _zeros(driver, like))
         values += [args[n_carried + loop.outside.index(p)] for p in built.outside]
-        values += [driver.primitive(operator.getitem,
-                                    (forward_value, n_carried + forward.fn.saved.index(v)), {})
-                   for v in built.stacked]
+        values += [part(n_carried + forward.fn.saved.index(v)) for v in built.stacked]
         values += [dy[number] for number in built.stack_grads]
         if loop.test is not None:  # as many iterations back as the `while` loop ran
-            values.append(driver.primitive(
-                operator.getitem, (forward_value, n_carried + len(forward.fn.saved)), {}))
+            values.append(part(n_carried + len(forward.fn.saved)))
         elif loop.bound is not None:  # the trip count, read at run time
             values.append(args[-1])
         parts = driver.primitive(built.loop, tuple(values), {})  # a tuple of traced parts
@@ -157,6 +170,8 @@ class _Reverse:
         counter (`xs[t]`), which needs no stack."""
         if value is self.loop.counter:
             return self.counter
+        if value.shape is None:  # an inner loop's call: its adjoint makes it again here
+            return value
         if isinstance(value, Param) and value.role == OUTSIDE:
             if value not in self.outside:
                 self.outside[value] = Param(OUTSIDE, value.shape, value.dtype, value.hint,
@@ -198,7 +213,9 @@ class _Reverse:
         """`xs[t]`, `xs[t + 1]`, `t + 1` made again from the counter."""
         if not isinstance(value, Call) or value.kwargs:
             return None
-        if value.fn in (operator.add, operator.sub) and len(value.args) == 2 \
+        if value.fn is primitives.dimension:  # a size: the same at every iteration
+            made = Call(value.fn, value.args, {}, value.shape, value.dtype, None, value.depends)
+        elif value.fn in (operator.add, operator.sub) and len(value.args) == 2 \
                 and type(value.args[1]) is int and (value.args[0] is self.loop.counter or
                                                    self._read_again(value.args[0])):
             made = Call(value.fn, (self.look(value.args[0]), value.args[1]), {}, value.shape,

@@ -104,7 +104,7 @@ def propagate(driver: TemplateDriver, known: Known, op: Call, dy, active: set,
 
     adjoint = higher_order.adjoint_of(op.fn)
     if adjoint is not None:
-        adjoint(driver, known, op, dy, active, grads)
+        adjoint(driver, known, op, dy, active, grads, look)
         return
     template = registry.template_for(op.fn)
     if template is None:

@@ -79,8 +79,8 @@ class DimFacts:
         self.as_value: Callable[[Dim], object] | None = None  # a Dim as a traced number
         self.counting = True  # a mask's count may be a size (not in a pass: ir/shapes.py)
         self.masks: list = []  # the ops whose counts are sizes (Count keys are their ids)
-        # loops' trip counts taken from sizes (tracing/counts.py), each pinned by
-        # `settle` unless the code reads it at run time (`at_run_time`)
+        # loops' trip counts taken from sizes (tracing/counts.py), each pinned where
+        # the code runs its loop the example's number of times (passes/roll.py)
         self.provisional: list = []
 
     @contextlib.contextmanager
@@ -191,13 +191,6 @@ class DimFacts:
 
     # -- facts -----------------------------------------------------------------------------
 
-    def settle(self) -> None:
-        """The loops whose count the code does not read at run time (they stayed
-        unrolled, or depend on it otherwise) ran the example's count: pinned."""
-        for count in self.provisional:
-            if not count.at_run_time:
-                self.pin(count.size)
-
     def pin(self, value) -> int:
         """The code needs `value` at its example value: every symbol in it is."""
         for monomial in self.terms(value):
@@ -267,11 +260,12 @@ class DimFacts:
 
 
 def _always(difference: dict, op: Callable) -> bool:
-    """`difference op 0` whatever the sizes, each at least 1: where every
-    term but the constant is positive, the difference is at least their sum."""
+    """`difference op 0` whatever the sizes, each 0 or more (an array may come
+    empty): where every term but the constant is positive, the difference
+    is at least the constant."""
     if any(c < 0 for key, c in difference.items() if key):
         return False
-    least = sum(difference.values())
+    least = difference.get((), 0)
     return (op is operator.ge and least >= 0) or (op is operator.gt and least > 0) \
         or (op is operator.ne and least > 0)
 
@@ -396,7 +390,7 @@ class Dim:
         return other // self, other % self
 
     def __abs__(self):
-        return self
+        return self if self.facts.decide(self, operator.ge, 0) else -self  # `abs(m - n)`
 
     # -- arithmetic that leaves the integers: a traced number ---------------------------------
 
@@ -430,22 +424,35 @@ class Dim:
         return result if result is NotImplemented else not result
 
     def __hash__(self):
-        terms = self.facts.terms(self)
-        if all(not key for key in terms):
-            return hash(terms.get((), 0))  # equal to that int, so hashed alike
-        return hash(tuple(sorted(terms.items(), key=repr)))
+        """The number's: a size in a set or a dict's key is compared as Python
+        compares ints, which needs the number (pinned). Passes key a Dim by
+        `key()`."""
+        return hash(self.facts.pin(self))
+
+    def key(self) -> tuple:
+        """A structural key: equal for the same polynomial."""
+        return tuple(sorted(self.facts.terms(self).items(), key=repr))
+
+    def _compare(self, op: Callable, other):
+        if isinstance(other, np.integer):
+            other = int(other)
+        if isinstance(other, bool) or not isinstance(other, (Dim, int)):
+            if isinstance(other, (float, np.floating)):  # decided on the number, guarded
+                return op(self._as_value(), other)
+            return NotImplemented
+        return self.facts.decide(self, op, other)
 
     def __lt__(self, other):
-        return self.facts.decide(self, operator.lt, other)
+        return self._compare(operator.lt, other)
 
     def __le__(self, other):
-        return self.facts.decide(self, operator.le, other)
+        return self._compare(operator.le, other)
 
     def __gt__(self, other):
-        return self.facts.decide(self, operator.gt, other)
+        return self._compare(operator.gt, other)
 
     def __ge__(self, other):
-        return self.facts.decide(self, operator.ge, other)
+        return self._compare(operator.ge, other)
 
     def __bool__(self):
         return self.facts.decide(self, operator.ne, 0)
@@ -504,6 +511,10 @@ def decide_equal(left, right, facts: DimFacts | None = None):
     Python compares tuples; NotImplemented where no Dim takes part."""
     if isinstance(left, Dim) or isinstance(right, Dim):
         facts = left.facts if isinstance(left, Dim) else right.facts
+        left, right = (int(v) if isinstance(v, np.integer) else v for v in (left, right))
+        if isinstance(left, (float, np.floating)) or isinstance(right, (float, np.floating)):
+            dim, other = (left, right) if isinstance(left, Dim) else (right, left)
+            return dim._as_value() == other  # `n == 6.0`: decided on the number, guarded
         if isinstance(left, bool) or isinstance(right, bool) \
                 or not isinstance(left, (Dim, int)) or not isinstance(right, (Dim, int)):
             return NotImplemented

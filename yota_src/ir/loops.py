@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from yota_src.core.primitives import has_effect, index_add
+from yota_src.core.primitives import has_effect, index_add, index_update
 from yota_src.errors import ControlFlowChanged, Location
 from yota_src.ir.dims import plain
 from yota_src.ir.tape import Call, Guard, Op, map_refs, op_text, operands, readers
@@ -157,7 +157,8 @@ class Loop:
         inputs, stop = (args[:-1], args[-1] + self.bound) if self.bound is not None \
             and self.test is None else (args, self.stop)
         if run is not None and run[0] == stop and len(run[1]) == len(inputs) and all(
-                a is b for a, b in zip(run[1], inputs)):
+                a is b for a, b in zip(run[1], inputs)) \
+                and all(value in run[3] for value in self.saved):  # kept what it stacks
             carried, every, ran = run[2:]  # the same example again (the reverse pass asks)
         else:
             carried, every, ran = self._run(args)
@@ -278,7 +279,7 @@ class Loop:
                     isinstance(a, (tuple, list, dict, slice)) for a in op.args)
                 fn = getattr(op, "fn", None)
                 if op in in_place.values():  # `dxs[t] += dx` into the loop's own array
-                    fn = _add_in_place
+                    fn = _add_in_place if op.fn is index_add else _set_in_place
                 steps.append((op, fn, tuple((isinstance(a, Op), plain(a)) for a in op.args)
                               if flat else None))
             self._flat = (self.ops, steps)
@@ -290,10 +291,17 @@ class Loop:
         place on its own copy, as the generated code does, not copying the
         array every iteration."""
         users = readers(self.ops, ())
+        place = {op: number for number, op in enumerate(self.ops)}
+
+        def read_before(user, result) -> bool:  # `a[i]` read as a number, then `a[i] = ...`
+            return user is result or user is not None and place.get(user, len(place)) \
+                < place[result] and user.fn is operator.getitem and user.shape == ()
+
         return {param: result for param, result in zip(self.carried, self.results)
-                if isinstance(result, Call) and result.fn is index_add
-                and result.args[0] is param and users.get(param) == [result]
-                and param not in self.saved}
+                if isinstance(result, Call) and result.fn in (index_add, index_update)
+                and result.args[0] is param and param not in self.saved
+                and result in users.get(param, ())
+                and all(read_before(user, result) for user in users.get(param, ()))}
 
     def verify(self, fault: Callable[[str], None]) -> None:
         """Report the first way the body is not a closed program over its params."""
@@ -344,6 +352,11 @@ class Loop:
 
 def _sizes(op: Op) -> tuple:
     return op.dims if op.dims is not None else op.shape
+
+
+def _set_in_place(buffer, index, values):
+    buffer[index] = values
+    return buffer
 
 
 def _add_in_place(buffer, index, values):

@@ -359,7 +359,10 @@ def _stack(facts, arrays, axis=0, **kwargs):
 
 
 def _index_store(facts, buffer, index, values):
-    region = _getitem(facts, buffer, index)
+    try:
+        region = _getitem(facts, buffer, index)
+    except _NoRule:  # `dx[t:n] += g`: NumPy checks the region against the values
+        return dims_of_value(buffer)
     broadcast(facts, region, dims_of_value(values))
     return dims_of_value(buffer)
 
@@ -494,7 +497,10 @@ def _check_index(facts, size, item) -> None:
 def _slice_size(facts, size, item: slice):
     if not all(v is None or isinstance(v, (int, Dim, np.integer))
                for v in (item.start, item.stop, item.step)):
-        raise _NoRule  # a bound computed from the data: its size is the data's
+        width = _window(item)
+        if width is None:
+            raise _NoRule  # a bound computed from the data: its size is the data's
+        return width
     if not (isinstance(size, Dim) or any(isinstance(v, Dim) for v in
                                          (item.start, item.stop, item.step))):
         return len(range(*item.indices(size)))
@@ -504,6 +510,18 @@ def _slice_size(facts, size, item: slice):
     stop = _bound(facts, size, item.stop, size)
     facts.decide(stop, operator.ge, start)
     return stop - start
+
+
+def _window(item: slice) -> int | None:
+    """The width of `t:t + k` for a position `t` the code computes (a loop's
+    counter): k, whatever t is; None for any other slice."""
+    start, stop = _op_of(item.start), _op_of(item.stop)
+    if item.step is not None or start is None or stop is None or not hasattr(stop, "fn"):
+        return None
+    if stop.fn is operator.add and len(stop.args) == 2 and stop.args[0] is start \
+            and type(stop.args[1]) is int and stop.args[1] >= 0:
+        return stop.args[1]
+    return None
 
 
 def _bound(facts, size, bound, default):

@@ -21,7 +21,7 @@ from yota_src.passes.gather import gather_scalars
 from yota_src.passes.in_place import update_in_place
 from yota_src.passes.masks import keep_masked_zeros
 from yota_src.passes.outputs import own_outputs
-from yota_src.passes.roll import roll_loops
+from yota_src.passes.roll import roll_loops, settle_counts
 from yota_src.passes.scalars import python_scalars
 from yota_src.passes.seeds import fold_seeds
 from yota_src.passes.simplify import simplify
@@ -53,7 +53,7 @@ def optimize_forward(tape: Tape, loops: str = "roll") -> Tape:
         each for each in FORWARD_PASSES if each is not roll_loops)
     tape = run(tape, passes)
     if tape.signature is not None and tape.signature.dims is not None:
-        tape.signature.dims.settle()  # counts of loops that did not roll whole: pinned
+        settle_counts(tape)  # counts of loops the code runs the example's number of times
     return tape
 
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from yota_src.core import nested
 from yota_src.core.primitives import FRESH_BUFFERS, T, has_effect
+from yota_src.ir.dims import Dim
 from yota_src.ir.tape import Call, Guard, Op, Tape
 from yota_src.passes.rewrite import rewrite
 
@@ -39,6 +40,8 @@ def _key(value):
 def _leaf_key(value):
     if isinstance(value, Op):
         return value
+    if isinstance(value, Dim):  # the same polynomial of sizes
+        return (Dim, value.key())
     if isinstance(value, np.ndarray):
         raise TypeError("arrays are not compared by value")
     return (type(value), value)

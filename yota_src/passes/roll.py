@@ -22,6 +22,7 @@ from yota_src.ir.dims import has_dims
 from yota_src.ir.iterations import inner_loops, iterations
 from yota_src.ir.loops import CARRIED, COUNTER, OUTSIDE, Loop, Param, is_loop
 from yota_src.ir.tape import Call, Const, Guard, Input, Op, Tape, map_refs, operands, readers
+from yota_src.passes.bodies import in_loop_bodies
 from yota_src.passes.dce import live_ops
 from yota_src.passes.rewrite import rewrite, with_operands
 
@@ -38,9 +39,46 @@ def roll_loops(tape: Tape, shortest: int = SHORTEST) -> Tape:
         rolled = _rolled(tape, shortest, counts)
         folded = counts.rows_read_elsewhere(rolled)
         if not folded:
-            return rolled
+            break
         for count in folded:  # its length is not free after all: rolled again, folded
             count.argument.used = True
+    if not any(is_loop(op) for op in rolled.ops):
+        return rolled
+    # a loop inside a rolled loop: its iterations are in the body, rolled there
+    return in_loop_bodies(_roll_inner)(rolled)
+
+
+def _roll_inner(body: Tape) -> Tape:
+    return roll_loops(body)
+
+
+def settle_counts(tape: Tape) -> None:
+    """Pin the size a loop's count was taken from (counts.SizedRange) where
+    the code runs that loop the example's number of times: some of its
+    iterations written out, or rolled with a fixed count. A loop rolled with
+    its count read at run time, or whose iterations are gone (those of an
+    outer loop's other iterations, which its rolled body stands for), pins
+    nothing."""
+    facts = tape.signature.dims
+    if facts is None or not facts.provisional:
+        return
+    fixed: set[int] = set()
+    live = live_ops(tape)  # a dead read of a loop's last row needs no count
+    pending = [([op for op in tape.ops if op in live], {})]
+    while pending:
+        ops, rolled = pending.pop()
+        for op in ops:
+            for entry, _ in op.loc.loops if op.loc is not None else ():
+                count = getattr(entry, "count", None)
+                loop = rolled.get(entry)
+                if count is not None and (loop is None or loop.bound is None):
+                    fixed.add(id(count))
+            if is_loop(op):
+                entry = getattr(op.fn, "entry", None)
+                pending.append((op.fn.ops, {**rolled, entry: op.fn} if entry else rolled))
+    for count in facts.provisional:
+        if id(count) in fixed:
+            facts.pin(count.size)
 
 
 def _rolled(tape: Tape, shortest: int, counts: _Counts) -> Tape:
@@ -69,9 +107,10 @@ def _counted_at_run_time(tape: Tape, counts: _Counts) -> Tape:
         entry = getattr(loop, "entry", None)
         count = getattr(entry, "count", None)
         shift = None if count is None else loop.stop - count.value  # counter less iteration
-        if count is None or not count.free or loop.bound is not None or loop.test is not None \
-                or loop.start != shift or any(user is None or user.args[1] >= len(loop.carried)
-                                              for user in users.get(original, [])):
+        if count is None or tape.signature is None and count.size is None or not count.free \
+                or loop.bound is not None or loop.test is not None or loop.start != shift \
+                or any(user is None or user.args[1] >= len(loop.carried)
+                       for user in users.get(original, [])):
             return op  # not free, iterations before the loop, or a stack read after it
         argument = counts.read(count, origins, op.loc)
         made = Call(loop.replace(bound=shift - count.less, size=count.size),
@@ -108,7 +147,7 @@ class _Counts:
         (`loc`: the loop's header, where `len(xs)` is read); for a size
         (counts.SizedRange), the size as the code computes it."""
         if count.size is not None:
-            count.at_run_time = self.sized = True
+            self.sized = True
             made = Call(primitives.dimension, (count.size,), {}, (), np.dtype(int), loc, True)
             origins[made] = Const(count.size.value)
             return made
@@ -364,8 +403,10 @@ def _is_index_read(op) -> bool:
 
 
 def _index_leaves(op: Call) -> set[int]:
-    """The leaf numbers of an index of `op` (a static int there may move)."""
-    if not (op.fn is operator.getitem and len(op.args) == 2):
+    """The leaf numbers of an index of `op` (a static int there may move): of
+    a read, `x[t]`, or a write, `out[t] = v`."""
+    if not (op.fn is operator.getitem and len(op.args) == 2
+            or op.fn in primitives.INDEX_STORES and len(op.args) == 3):
         return set()
     before = len(list(_leaves(op.args[0])))
     return set(range(before, before + len(list(_leaves(op.args[1])))))
@@ -650,8 +691,9 @@ class _Body:
         its count is free (counts.py), the run goes on to the loop's last
         iteration and nothing after the loop reads a value of one iteration."""
         count = self.entry.count
-        if count is None or not count.free or saved or self.run.last != count.value - 1:
-            return None
+        if count is None or not count.free or saved or self.run.last != count.value - 1 \
+                or self.tape.signature is None and count.size is None:
+            return None  # (in a loop's body, only a count made from sizes is read)
         return counts.read(count, origins, self.entry.header)
 
     def loop(self, slots: list, saved: list, start: int, stop: int,
@@ -659,10 +701,12 @@ class _Body:
         """The loop op of the body, carrying `slots`, stacking `saved`."""
         model = self.model
         results = tuple(self.made[model[len(model) - slot]] for slot in slots)
-        return Loop(self.counter, tuple(self.carried[s] for s in slots),
+        made = Loop(self.counter, tuple(self.carried[s] for s in slots),
                     tuple(self.outside.values()), self.ops, results, tuple(saved), start, stop,
                     loc=self.entry.header, labels={}, origins=self.origins, bound=bound,
                     test=self.test)
+        made.entry = self.entry
+        return made
 
     def arguments(self, slots: list, look) -> list:
         """The loop call's arguments: where each carried value starts, then

@@ -64,7 +64,7 @@ def _bool(unroller, args, kwargs, node, frame):
 
 def _isinstance(unroller, args, kwargs, node, frame):
     value, cls = args
-    return isinstance(value.value if isinstance(value, Traced) else value, cls)
+    return isinstance(value.value if isinstance(value, (Traced, Dim)) else value, cls)
 
 
 def _sum(unroller, args, kwargs, node, frame):
@@ -264,8 +264,13 @@ def _static_info(fn):
                 axis = args[1] if len(args) > 1 else kwargs.get("axis")
                 if isinstance(axis, int) and not isinstance(axis, bool):
                     return dims[axis]
-        return fn(*values_of(args), **values_of(kwargs))
+        return fn(*_numbers(values_of(args)), **values_of(kwargs))
     return handler
+
+
+def _numbers(args: tuple) -> tuple:
+    """A size (ir/dims.py) as the int it is, for what asks its type."""
+    return tuple(arg.value if isinstance(arg, Dim) else arg for arg in args)
 
 
 _BUILTINS = {

@@ -105,15 +105,6 @@ class LoopCount:
         return cls(max(stop.value - start, 0), None, Use(), less=start, size=stop)
 
     @property
-    def at_run_time(self) -> bool:
-        """Read at run time by the code (passes/roll.py says so)."""
-        return getattr(self, "_read", False)
-
-    @at_run_time.setter
-    def at_run_time(self, value: bool) -> None:
-        self._read = value
-
-    @property
     def free(self) -> bool:
         return not (self.argument.used or self.counter.used or self.state is None
                     or self.state.changes)
@@ -130,7 +121,7 @@ class SizedRange:
 
     def count(self, facts) -> LoopCount:
         made = LoopCount.sized(self.start, self.stop)
-        facts.provisional.append(made)  # pinned unless the code reads it (DimFacts.settle)
+        facts.provisional.append(made)  # pinned unless the code reads it (roll.settle_counts)
         return made
 
     @property
@@ -170,7 +161,8 @@ class LoopState:
     (`steps += 1` is state that would be wrong for another count)."""
 
     def __init__(self, body: list):
-        self.names = _assigned_names(body)
+        self.stored: set[str] = set()  # `out[i, j] = v`: names that must hold traced arrays
+        self.names = _assigned_names(body, self.stored)
         self.changes = self.names is None
         self.last: dict = {}
 
@@ -179,6 +171,9 @@ class LoopState:
         if called:
             self.changes = True
         if self.changes:
+            return
+        if not all(isinstance(frame_locals.get(name), Traced) for name in self.stored):
+            self.changes = True  # an item stored into a Python object: no op shows it
             return
         for name in self.names:
             value = frame_locals.get(name)
@@ -196,7 +191,7 @@ def _same_static(a, b) -> bool:
         return False
 
 
-def _assigned_names(body: list) -> set[str] | None:
+def _assigned_names(body: list, stored: set | None = None) -> set[str] | None:
     """The names a loop body assigns, or None where it does more than assign
     plain names (stores into objects, statements other than assignments and
     `if`, nested loops, `break`)."""
@@ -205,6 +200,10 @@ def _assigned_names(body: list) -> set[str] | None:
     def targets(node) -> bool:
         if isinstance(node, gast.Name):
             names.add(node.id)
+            return True
+        if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) \
+                and stored is not None:  # `out[i, j] = v`, into an array the ops show
+            stored.add(node.value.id)
             return True
         return isinstance(node, gast.Tuple) and all(targets(element) for element in node.elts)
 
@@ -218,6 +217,10 @@ def _assigned_names(body: list) -> set[str] | None:
                     return False
             elif isinstance(statement, gast.If):
                 if not (simple(statement.body) and simple(statement.orelse)):
+                    return False
+            elif isinstance(statement, gast.For):  # a loop inside: its names, its body's
+                if statement.orelse or not (targets(statement.target)
+                                            and simple(statement.body)):
                     return False
             elif not isinstance(statement, gast.Pass):
                 return False

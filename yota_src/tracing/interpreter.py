@@ -214,6 +214,12 @@ class Unroller:
         saved, self.native = self.native, (node, frame)
         if self.dims is not None:
             args, kwargs = pinned((args, kwargs))  # sizes it could do anything with
+            owner = getattr(fn, "__self__", None)
+            if isinstance(owner, (tuple, list)) and has_dims(owner):  # `x.shape.count(6)`
+                if isinstance(owner, list):
+                    owner[:] = pinned(list(owner))
+                else:
+                    fn = getattr(pinned(owner), fn.__name__)
         try:
             return fn(*args, **kwargs)
         finally:

@@ -11,11 +11,12 @@ import types
 import numpy as np
 
 from yota_src.errors import SourceUnavailableError
-from yota_src.ir.dims import decide_equal
+from yota_src.ir.dims import decide_equal, has_dims, pinned
 from yota_src.tracing.ownership import holds_traced, inlinable, module_of, user_instance
 from yota_src.tracing.source import function_source
 from yota_src.tracing.traced import Traced, has_traced
 
+_ORDERINGS = (operator.lt, operator.le, operator.gt, operator.ge)
 _MIRRORED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
 _OPERATOR_NAMES = {"add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow",
                    "lshift", "rshift", "and", "or", "xor"}
@@ -41,6 +42,8 @@ class Operators:
             equal = decide_equal(left, right)
             if equal is not NotImplemented:
                 return equal if fn is operator.eq else not equal
+        if fn in _ORDERINGS and isinstance(left, (tuple, list)) and has_dims((left, right)):
+            left, right = pinned((left, right))  # `(n, m) < (6, 4)`: Python compares items
         if fn is operator.mod and isinstance(left, str) and has_traced(right):
             # "%.3f %d" % (v, n): recorded text
             return self.unroller.primitive(fn, (left, right), {})

@@ -64,7 +64,7 @@ def user_instance(value) -> bool:
     if isinstance(value, (Traced, type, types.ModuleType)):
         return False
     package = module_of(type(value)).split(".")[0]
-    return bool(package) and package not in NATIVE_PACKAGES
+    return bool(package) and package not in NATIVE_PACKAGES and package != OURS
 
 
 def holds_traced(value, seen=None) -> bool:

@@ -32,7 +32,7 @@ def roll_rest(unroller, frame, entry, starts: list, total: int, counter) -> bool
     done = len(starts) - 1
     state = entry.state
     if not unroller.roll or total - done - 1 < LEFT or done < SETTLED - 1 or state is None \
-            or state.changes or (counter is not None and counter.used) \
+            or state.changes or state.stored or (counter is not None and counter.used) \
             or done < unroller.roll_attempts.get(entry, 0):
         return False
     unroller.roll_attempts[entry] = 2 * done + 1  # tried again after as many more: linear
