@@ -99,7 +99,7 @@ def mean_and_slices(x):
 def test_arithmetic_on_sizes_is_written_as_expressions():
     x = np.random.default_rng(2).standard_normal((6, 5))
     df = ys.simplegrad(mean_and_slices, x)
-    assert "/ N" in df.source
+    assert "/ n" in df.source  # the user's name for the size
     _agrees(df, mean_and_slices, (np.random.default_rng(3).standard_normal((9, 3)),))
     with pytest.raises(ControlFlowChanged):  # x[:, :2] needs two columns
         df(np.ones((4, 1)))
@@ -205,7 +205,7 @@ def sizes_as_numbers(x):
 
 def test_sizes_used_as_numbers_in_the_code():
     df = ys.simplegrad(sizes_as_numbers, np.ones((4, 6)))
-    assert "(N, M)" in df.source
+    assert "x float64 (n, N)" in df.source
     _agrees(df, sizes_as_numbers, (np.random.default_rng(10).standard_normal((5, 2)),))
 
 
@@ -264,11 +264,12 @@ def _rnn_args(seed: int, steps: int, batch: int, hidden: int = 5, features: int 
 def test_an_rnn_serves_other_sequence_lengths_and_batches():
     df = ys.simplegrad(rnn_over_time, *_rnn_args(0, steps=6, batch=4))
     body = df.source.split("def grad_rnn_over_time")[1]
-    assert "for t in range(K):" in body and "for t in reversed(range(K)):" in body
-    assert "np.empty((K + 1, L, M))" in body and "(6," not in body and ", 4," not in body
+    assert "D, M = Wx.shape" in body and "T = xs.shape[0]" in body  # the user's names
+    assert "for t in range(T):" in body and "for t in reversed(range(T)):" in body
+    assert "np.empty((T + 1, N, M))" in body and "(6," not in body and ", 4," not in body
     for steps, batch in ((11, 9), (1, 1), (2, 7)):
         _agrees(df, rnn_over_time, _rnn_args(steps, steps, batch))
-    with pytest.raises(ControlFlowChanged, match="P > K - 1"):  # targets for fewer steps
+    with pytest.raises(ControlFlowChanged, match="K > T - 1"):  # targets for fewer steps
         args = _rnn_args(1, steps=5, batch=2)
         df(*args[:4], args[4][:3])
 

@@ -688,3 +688,99 @@ def test_a_naive_convolution_rolls_four_deep_and_serves_other_batches(rng):
         for a, c in zip(got, expected):
             np.testing.assert_allclose(a, c, rtol=1e-9, atol=1e-10)
     ys.check_grad(naive_convolution, x, w, b)
+
+
+def per_sample(weights, biases, X, y):
+    total = 0.0
+    for i in range(X.shape[0]):
+        h = X[i]
+        for W, b in zip(weights, biases):
+            h = np.tanh(W @ h + b)
+        total = total + np.sum((h - y[i]) ** 2)
+    return total / X.shape[0]
+
+
+def test_a_loop_over_samples_rolls_around_its_layers_and_serves_every_batch(rng):
+    sizes = [4, 8, 8, 3]
+    weights = [rng.normal(size=(o, i)) * 0.5 for i, o in zip(sizes[:-1], sizes[1:])]
+    biases = [rng.normal(size=o) for o in sizes[1:]]
+    df = ys.simplegrad(per_sample, weights, biases, rng.normal(size=(16, 4)),
+                       rng.normal(size=(16, 3)))
+    assert len(df.source.splitlines()) < 150 and "range(16)" not in df.source
+    for batch in (16, 3, 1, 40):
+        X, y = rng.normal(size=(batch, 4)), rng.normal(size=(batch, 3))
+        got = df(weights, biases, X, y)
+        expected = ys.simplegrad(per_sample, weights, biases, X, y, loops="unroll")(
+            weights, biases, X, y)
+        assert np.isclose(got[0], expected[0], rtol=1e-12)
+        for path in expected[1]:
+            np.testing.assert_allclose(got[1][path], expected[1][path], rtol=1e-10)
+        np.testing.assert_allclose(got[3], expected[3], rtol=1e-10, atol=1e-12)
+
+
+# --- state a loop changes that its ops do not show ----------------------------------------
+
+def counted_in_a_list(x):
+    acc, h = [], x * 0
+    for _ in range(11):
+        h = h + x
+        acc += [1]  # a list changed in place
+    return np.sum(h) * len(acc)
+
+
+def counted_by_walrus(x):
+    k, h = 0, x * 0
+    for _ in range(20):
+        if (k := k + 1) > 10:
+            h = h * 0.5 + x
+        else:
+            h = h + x
+    return np.sum(h)
+
+
+def averaged_over_a_list(W, xs):
+    total, seen = 0.0, []
+    for x in xs:
+        total = total + np.sum(np.tanh(W @ x))
+        seen += [1]
+    return total / len(seen)
+
+
+def states_in_a_list(x):
+    h, hs = x, []
+    for _ in range(11):
+        h = np.tanh(h + x)
+        hs += [h]
+    return np.sum(np.stack(hs))
+
+
+def inner_sum_from_a_number(A):
+    total = 0.0
+    for i in range(A.shape[0]):
+        s = 0.0
+        for k in range(A.shape[1]):
+            s = s + A[i, k]
+        total = total + s * s
+    return total
+
+
+def reads_the_row_before(W, xs):
+    h = np.zeros(W.shape[0])
+    for t in range(xs.shape[0]):
+        h = np.tanh(W @ xs[t - 1] + h)  # xs[-1] at t = 0
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("f, shapes", [
+    (counted_in_a_list, [(2,)]), (counted_by_walrus, [(2,)]),
+    (averaged_over_a_list, [(2, 2), (5, 2)]), (states_in_a_list, [(2,)]),
+    (inner_sum_from_a_number, [(3, 4)]), (reads_the_row_before, [(3, 2), (5, 2)])])
+def test_state_changed_in_place_is_seen_and_such_loops_are_right(f, shapes, rng):
+    """A list grown with `+=`, a walrus counter: the loop's work depends on
+    them, so it is neither rolled as if it did not nor its count freed."""
+    args = [rng.normal(size=shape) for shape in shapes]
+    both_ways(f, *args)
+    if f is averaged_over_a_list:  # the list's length follows the rows: refused at others
+        df = ys.simplegrad(f, *args)
+        with pytest.raises((ys.errors.SignatureMismatch, ys.errors.ControlFlowChanged)):
+            df(args[0], rng.normal(size=(8, 2)))

@@ -56,10 +56,18 @@ class Dimensions:
         return self.facts.find(symbol)
 
     def name(self, symbol: Symbol) -> str:
-        if symbol not in self.named:  # the next letter no parameter or name has
-            letter = next((letter for letter in _LETTERS if letter not in self.names.taken),
-                          f"N{len(self.named)}")
-            self.named[symbol] = self.names.fresh(letter)
+        """The user's name for the size (`T, N, D = xs.shape`), where it is
+        free; else the next letter no parameter or name has."""
+        if symbol not in self.named:
+            given = [self.facts.names[s] for s in self.facts.members(symbol)
+                     if s in self.facts.names]
+            chosen = next((name for name in given if name not in self.names.taken
+                           and name not in self.named.values()), None)
+            if chosen is None:  # a letter the user's code does not give another size
+                users = set(self.facts.names.values())
+                chosen = next((letter for letter in _LETTERS if letter not in self.names.taken
+                               and letter not in users), f"N{len(self.named)}")
+            self.named[symbol] = self.names.fresh(chosen)
         return self.named[symbol]
 
     def spell(self, value) -> ast.expr:

@@ -18,7 +18,7 @@ import re
 
 import numpy as np
 
-from yota_src.core.primitives import index_add, returns_new_array
+from yota_src.core.primitives import index_add, index_update, returns_new_array
 from yota_src.ir.loops import Loop, Param, is_loop
 from yota_src.ir.tape import Call, Guard, Input, Op, Tape, operands, readers, sizes
 
@@ -237,7 +237,8 @@ def _update_chain(writer, param: Param, result: Op) -> list[Op] | None:
         previous = op.args[0]
         adds = op.fn is operator.add and len(op.args) == 2 and isinstance(op.args[1], Op) \
             and op.args[1].shape == op.shape
-        if not (adds or op.fn is index_add) or writer.names.users.get(previous) != [op]:
+        stores = op.fn in (index_add, index_update)  # `dxs[t] += dx`, `out[n, t] = v`
+        if not (adds or stores) or writer.names.users.get(previous) != [op]:
             return None
         chain.append(op)
         op = previous

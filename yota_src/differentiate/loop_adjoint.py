@@ -170,8 +170,8 @@ class _Reverse:
         counter (`xs[t]`), which needs no stack."""
         if value is self.loop.counter:
             return self.counter
-        if value.shape is None:  # an inner loop's call: its adjoint makes it again here
-            return value
+        if not isinstance(value, Op) or value.shape is None:
+            return value  # a number; an inner loop's call (its adjoint makes it again here)
         if isinstance(value, Param) and value.role == OUTSIDE:
             if value not in self.outside:
                 self.outside[value] = Param(OUTSIDE, value.shape, value.dtype, value.hint,
@@ -353,8 +353,8 @@ class _Reverse:
                 and isinstance(read.args[0], Param) and read.args[0].role == OUTSIDE):
             return None
         offset = _offset(read.args[1], self.counter)
-        if offset is None or len(vector.shape) != 1:
-            return None
+        if offset is None or len(vector.shape) != 1 or self.loop.start + offset < 0:
+            return None  # (`xs[t - 1]` at t = 0 reads the last row: no run of rows)
         return vector, read.args[0], offset
 
     def _op(self, grad, like: Op) -> Op:

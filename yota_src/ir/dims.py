@@ -82,6 +82,7 @@ class DimFacts:
         # loops' trip counts taken from sizes (tracing/counts.py), each pinned where
         # the code runs its loop the example's number of times (passes/roll.py)
         self.provisional: list = []
+        self.names: dict[Symbol, str] = {}  # the user's name for a size (`T, N, D = xs.shape`)
 
     @contextlib.contextmanager
     def recording(self, where: Callable[[], object], as_value: Callable):
@@ -118,6 +119,15 @@ class DimFacts:
         while symbol in self.parent and self.parent[symbol] != root:  # path compression
             self.parent[symbol], symbol = root, self.parent[symbol]
         return self.pinned.get(root, root)
+
+    def name(self, value, name: str) -> None:
+        """The user's code bound `value` to `name`: where it is one size, the
+        name the code may call it by."""
+        terms = self.terms(value)
+        if len(terms) == 1:
+            (monomial, coefficient), = terms.items()
+            if coefficient == 1 and len(monomial) == 1 and isinstance(monomial[0], Symbol):
+                self.names.setdefault(monomial[0], name)
 
     def free(self) -> list[Symbol]:
         """The representatives not pinned: the arguments' sizes the code reads

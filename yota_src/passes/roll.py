@@ -99,7 +99,8 @@ def _rolled(tape: Tape, shortest: int, counts: _Counts) -> Tape:
 def _counted_at_run_time(tape: Tape, counts: _Counts) -> Tape:
     """Loops rolled while traced whose trip count is free (counts.py): the
     count read from the argument at run time, as `emit` does for the others."""
-    users = readers(tape.ops, tape.output)
+    live = live_ops(tape)  # a dead read of the loop's last value reads no stack
+    users = readers([op for op in tape.ops if op in live], tape.output)
     origins = dict(tape.origins)
 
     def visit(op: Op, forward: bool, original: Op) -> Op:

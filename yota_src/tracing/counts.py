@@ -21,6 +21,8 @@ leading dimension is free too: the code takes the count from `len(xs)`.
 
 from __future__ import annotations
 
+import copy
+
 import gast
 
 from yota_src.tracing.traced import Traced
@@ -181,12 +183,31 @@ class LoopState:
                 continue
             if name in self.last and not _same_static(self.last[name], value):
                 self.changes = True
-            self.last[name] = value
+            self.last[name] = _snapshot(value)
+
+
+def _snapshot(value):
+    """`value` as it is now: a container changed in place (`acc += [x]`,
+    `d |= {...}`) is another value after the next iteration, not itself."""
+    if isinstance(value, (list, dict, set, bytearray)):
+        try:
+            return copy.copy(value)
+        except Exception:  # noqa: BLE001 - a container that cannot be copied: a change
+            return object()
+    return value
 
 
 def _same_static(a, b) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):  # item by item, traced items by identity (an `==`
+        return len(a) == len(b) and all(  # of traced values would be recorded)
+            x is y or not isinstance(x, Traced) and not isinstance(y, Traced)
+            and _same_static(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return list(a) == list(b) and _same_static(list(a.values()), list(b.values()))
     try:
-        return type(a) is type(b) and bool(a == b)
+        return bool(a == b)
     except Exception:  # noqa: BLE001 - any failure to compare is a difference
         return False
 
@@ -226,7 +247,13 @@ def _assigned_names(body: list, stored: set | None = None) -> set[str] | None:
                 return False
         return True
 
-    return names if simple(body) else None
+    if not simple(body):
+        return None
+    for statement in body:  # `(k := k + 1)` in a test assigns too
+        for node in gast.walk(statement):
+            if isinstance(node, gast.NamedExpr) and not targets(node.target):
+                return None
+    return names
 
 
 def range_of_count(node) -> gast.Name | None:

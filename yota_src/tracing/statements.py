@@ -45,6 +45,8 @@ class Statements:
             self.scope_of(target.id, target, frame)[target.id] = value
             if self.unroller.user_code:
                 give_name(value, target.id)
+                if isinstance(value, Dim):  # `T, N, D = xs.shape`: the sizes' names
+                    value.facts.name(value, target.id)
         elif kind in (gast.Tuple, gast.List):
             self.unpack(target.elts, value, target, frame)
         elif kind is gast.Subscript:
