@@ -678,11 +678,11 @@ def test_a_loop_inside_a_rolled_loop_rolls_too(rng):
 
 @pytest.mark.slow
 def test_a_naive_convolution_rolls_four_deep_and_serves_other_batches(rng):
-    x, w, b = rng.normal(size=(3, 2, 6, 6)), rng.normal(size=(3, 2, 3, 3)), rng.normal(size=3)
+    x, w, b = rng.normal(size=(2, 3, 8, 8)), rng.normal(size=(4, 3, 3, 3)), rng.normal(size=4)
     df = ys.simplegrad(naive_convolution, x, w, b)
-    assert len(df.source.splitlines()) < 200 and loop_count(df.source) >= 8
-    for batch in (1, 5):
-        x2 = rng.normal(size=(batch, 2, 6, 6))
+    assert len(df.source.splitlines()) <= 120 and loop_count(df.source) >= 8
+    for batch in (1, 3):
+        x2 = rng.normal(size=(batch, 3, 8, 8))
         got = df(x2, w, b)
         expected = ys.simplegrad(naive_convolution, x2, w, b, loops="unroll")(x2, w, b)
         for a, c in zip(got, expected):

@@ -226,7 +226,7 @@ class StatementWriter:
                 op.loc.filename, op.loc.lineno) == (header.filename, header.lineno)
             if op.loc is not None and here != group and not on_header:
                 lines.append(self.source_comment(op))
-            group = here
+            group = here if op.loc is not None else group  # `t + 3` made for the loop: no line
             lines += statements
         return lines
 

@@ -23,7 +23,7 @@ from yota_src.differentiate.propagate import accumulate, active_ops, plus, propa
 from yota_src.differentiate.template_driver import TemplateDriver
 from yota_src.ir.dims import has_dims
 from yota_src.ir.loops import CARRIED, COUNTER, OUTSIDE, Loop, Param
-from yota_src.ir.tape import Call, Op, iter_refs, map_refs, operands, sizes
+from yota_src.ir.tape import Call, Guard, Op, iter_refs, map_refs, operands, sizes
 from yota_src.tracing.traced import Traced, values_of
 
 LONG = 64  # iterations from which a reversed loop is not run on the example
@@ -73,10 +73,13 @@ def propagate_loop(driver: TemplateDriver, known, op: Call, dy, active: set, gra
                        op.depends)
         resaved[op] = forward
     with driver.located(loop.loc):
+        order = forward.fn.saved  # the stacks, as the body values they stack
         if nested:  # the forward loop again, in the reversed body of the loop around it
-            forward_loop = loop.saving(missing) if missing else loop
-            forward_value = driver.primitive(forward_loop, tuple(args), {})
-            forward = Call(forward_loop, op.args, op.kwargs, None, op.dtype, op.loc, op.depends)
+            stacking = loop.saving(missing) if missing else loop
+            forward_loop, forward_args = _pruned(stacking, args)
+            forward_value = driver.primitive(forward_loop, tuple(forward_args), {})
+            forward, order = Call(forward_loop, op.args, op.kwargs, None, op.dtype, op.loc,
+                                  op.depends), stacking.saved
         else:
             forward_value = driver.traced(forward, forward.fn(*values_of(args)))
 
@@ -96,10 +99,11 @@ def propagate_loop(driver: TemplateDriver, known, op: Call, dy, active: set, gra
                               if isinstance(outside, Traced) and outside.op in driver.any_rows
                               else _zeros(driver, like))
         values += [args[n_carried + loop.outside.index(p)] for p in built.outside]
-        values += [part(n_carried + forward.fn.saved.index(v)) for v in built.stacked]
+        kept = len(forward.fn.carried)  # (fewer where the loop runs again for its stacks)
+        values += [part(kept + order.index(v)) for v in built.stacked]
         values += [dy[number] for number in built.stack_grads]
         if loop.test is not None:  # as many iterations back as the `while` loop ran
-            values.append(part(n_carried + len(forward.fn.saved)))
+            values.append(part(kept + len(order)))
         elif loop.bound is not None:  # the trip count, read at run time
             values.append(args[-1])
         parts = driver.primitive(built.loop, tuple(values), {})  # a tuple of traced parts
@@ -109,6 +113,51 @@ def propagate_loop(driver: TemplateDriver, known, op: Call, dy, active: set, gra
             grad = _product(driver, built.loop, values, parts[len(built.targets) + number],
                             rows, offset)
             accumulate(driver, op, args[target], grad, active, grads)
+
+
+def _pruned(loop: Loop, args: list) -> tuple[Loop, list]:
+    """A forward loop run again for its stacks alone (in a reversed outer
+    body), without the carried values none of them needs: an inner loop's
+    output buffer is not rebuilt, nor stacked by the loop around it."""
+    if loop.test is not None:
+        return loop, args
+    slots: set[int] = set()
+    while True:
+        live = set(loop.saved) | {op for op in loop.ops if isinstance(op, Guard)
+                                  or isinstance(op, Call) and primitives.has_effect(op.fn)}
+        live |= {loop.results[k] for k in slots}
+        for op in reversed(loop.ops):
+            if op in live:
+                live.update(operands(op))
+        more = {k for k, param in enumerate(loop.carried) if param in live} - slots
+        if not more:
+            break
+        slots |= more
+    keep = sorted(slots)
+    n_carried = len(loop.carried)
+    outside = [j for j, param in enumerate(loop.outside) if param in live]
+    made: dict[Op, Op] = {}  # its own ops: the forward loop's stay the forward loop's
+    look = lambda value: made.get(value, value)  # noqa: E731
+    for op in loop.ops:
+        if op in live:
+            made[op] = Guard(look(op.value), op.expected, op.convert, op.text, op.loc,
+                             op.within) if isinstance(op, Guard) else _copied(op, look)
+    pruned = loop.replace(carried=tuple(loop.carried[k] for k in keep),
+                          results=tuple(look(loop.results[k]) for k in keep),
+                          outside=tuple(loop.outside[j] for j in outside),
+                          ops=list(made.values()), saved=tuple(map(look, loop.saved)),
+                          origins={**loop.origins, **{new: loop.origins.get(old, old)
+                                                      for old, new in made.items()}},
+                          labels={look(op): label for op, label in loop.labels.items()})
+    return pruned, [*(args[k] for k in keep), *(args[n_carried + j] for j in outside),
+                    *args[n_carried + len(loop.outside):]]
+
+
+def _copied(op: Call, look) -> Call:
+    made = Call(op.fn, map_refs(op.args, look), map_refs(op.kwargs, look), op.shape, op.dtype,
+                op.loc, op.depends)
+    made.hint, made.dims, made.last_name = op.hint, op.dims, op.last_name
+    return made
 
 
 def _product(driver: TemplateDriver, loop: Loop, values: list, stack, rows: Param, offset: int):

@@ -21,7 +21,8 @@ from yota_src.passes.gather import gather_scalars
 from yota_src.passes.in_place import update_in_place
 from yota_src.passes.masks import keep_masked_zeros
 from yota_src.passes.outputs import own_outputs
-from yota_src.passes.roll import roll_loops, settle_counts
+from yota_src.passes.roll import roll_loops
+from yota_src.passes.run_time_counts import settle_counts
 from yota_src.passes.scalars import python_scalars
 from yota_src.passes.seeds import fold_seeds
 from yota_src.passes.simplify import simplify

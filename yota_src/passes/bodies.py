@@ -21,6 +21,8 @@ def in_loop_bodies(*passes: Callable[[Tape], Tape]) -> Callable[[Tape], Tape]:
                         labels=dict(loop.labels), origins=dict(loop.origins))
             for each in passes:
                 body = each(body)
+            if any(is_loop(each) for each in body.ops):  # loops inside it: their bodies too
+                body = loop_bodies(body)
             if body.ops == [*loop.params, *loop.ops]:
                 return op
             results, saved = body.output
