@@ -90,7 +90,8 @@ def _serves_other_sizes(fn: Callable, args: tuple, options: tuple, made: Made) -
         return again.source == made.source
 
     for apart in (False, True):
-        small = probe_arguments(host, facts, apart, small=True)
+        small = probe_arguments(host, facts, apart, small=True,
+                                counts=made.tape.free_counts)
         if small is not None and same_at(small):
             continue  # the same over a few rows as over many: cheaper to know
         probe = probe_arguments(host, facts, apart)

@@ -24,12 +24,12 @@ import numpy as np
 from yota_src.core.values import is_array, rebuild
 from yota_src.ir.dims import DimFacts, Symbol
 
-SMALL = 4  # where a small probe starts
+SMALL = 17  # where a small probe starts: above LARGE, a count a small probe gives
 LARGE = 16  # a size above which a small probe is tried first (a long loop is cheaper so)
 
 
 def probe_arguments(args: tuple, facts: DimFacts, apart: bool = False,
-                    small: bool = False) -> tuple | None:
+                    small: bool = False, counts: frozenset = frozenset()) -> tuple | None:
     """`args` with each free size changed, each array's data repeated along
     the axes that change, so its values stay those of the example (labels
     index the same classes); None where no size is free (or, `apart`, where
@@ -37,13 +37,16 @@ def probe_arguments(args: tuple, facts: DimFacts, apart: bool = False,
     stay equal (the code may rely on it unsaid: an index into one axis taken
     from another's length); `apart`, each free size gets a value of its own,
     so that nothing can follow a coincidence of the example's sizes.
-    `small`: each size above LARGE becomes a small one (from SMALL up), so
-    that a loop over 10,000 rows is probed over a few; None where none is
-    that large."""
+    `small`: each size above LARGE becomes a small one (from SMALL up), and
+    each trip count read at run time (`counts`: the int arguments the code
+    takes a loop's count from) above LARGE becomes LARGE, so that a loop of
+    10,000 steps is probed over a few; None where none is that large."""
     free = facts.free()
     values = [facts.values[symbol] for symbol in free]
+    long = [index for index in counts if index < len(args) and type(args[index]) is int
+            and args[index] > LARGE]
     if not free or apart and len(set(values)) == len(values) \
-            or small and max(values) <= LARGE:
+            or small and max(values) <= LARGE and not long:
         return None
     taken = set(facts.values.values())
     sizes: dict[Symbol, int] = {}
@@ -75,4 +78,5 @@ def probe_arguments(args: tuple, facts: DimFacts, apart: bool = False,
             return value
         return leaf
 
-    return tuple(rebuild(arg, resized(index)) for index, arg in enumerate(args))
+    return tuple(LARGE if small and index in long else rebuild(arg, resized(index))
+                 for index, arg in enumerate(args))
