@@ -209,22 +209,15 @@ class DimFacts:
         return int(value.value if isinstance(value, Dim) else value)
 
     def require(self, left, op: Callable, right, where=None) -> bool:
-        """`decide`, kept as a fact even where it holds for sizes of 1 or more:
-        an array may come with none (`range(len(xs) - 1)` needs a row); said
-        with the numbers on the right (`M >= 2`), decided at `where`."""
+        """`decide` for a pass (`where`: the line it stands for), said with the
+        numbers on the right (`M >= 2`); one that holds for every size, 0
+        included, is no fact and pins no count."""
         constant = self.terms(left).get((), 0)
         left, right = left - constant, right - constant
         difference = _subtract(self.terms(left), self.terms(right))
-        if all(not key for key in difference) or not _always(difference, op):
-            return self.decide(left, op, right, where)
-        if all(c > 0 for key, c in difference.items() if key) \
-                and _always({(): difference.get((), 0)}, op):
-            return True  # holds for sizes of 0 too
-        truth = bool(op(_value(left), _value(right)))
-        if not any(d.op is op and self.terms(d.left) == self.terms(left)
-                   and self.terms(d.right) == self.terms(right) for d in self.decisions):
-            self.decisions.append(Decision(left, op, right, truth, where or self.where()))
-        return truth
+        if any(key for key in difference) and _always(difference, op):
+            return True
+        return self.decide(left, op, right, where)
 
     def decide(self, left, op: Callable, right, where=None) -> bool:
         """`left op right` for Dims and ints: structural where the difference

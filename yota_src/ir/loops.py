@@ -112,24 +112,23 @@ class Loop:
         """The same loop, stacking `more` values too (after those it stacked)."""
         return self.replace(saved=self.saved + tuple(v for v in more if v not in self.saved))
 
-    def output_types(self) -> list[tuple]:
+    def output_types(self, count: int | None = None) -> list[tuple]:
         """(shape, dtype) of each element of the call's value: a carried
         variable's stack holds the value it had coming into each iteration and
-        its final value (one more), as a hand-written `hs` does."""
+        its final value (one more), as a hand-written `hs` does. `count`: the
+        iterations a call runs, where not the example's."""
+        count = self.count if count is None else count
         finals = [(param.shape, param.dtype) for param in self.carried]
-        stacks = [((self.count + isinstance(value, Param), *value.shape), value.dtype)
+        stacks = [((count + isinstance(value, Param), *value.shape), value.dtype)
                   for value in self.saved]
         return finals + stacks + ([((), np.dtype(int))] if self.test is not None else [])
 
-    def _output_types(self, args: tuple) -> list[tuple]:
-        """`output_types` for a call with `args` (its count read from the last)."""
-        types = self.output_types()
+    def _count_of(self, args: tuple) -> int:
+        """How many iterations a call with `args` runs (a count read at run time
+        is its last argument)."""
         if self.bound is None or self.test is not None:
-            return types
-        count = max(int(args[-1]) + self.bound - self.start, 0)
-        stacks = [((count + int(isinstance(value, Param)), *value.shape), value.dtype)
-                  for value in self.saved]
-        return types[:len(self.carried)] + stacks
+            return self.count
+        return max(int(args[-1]) + self.bound - self.start, 0)
 
     def output_dims(self) -> list:
         """The sizes of each element of the call's value (ir/dims.py): a
@@ -152,7 +151,8 @@ class Loop:
 
     def __call__(self, *args):
         if self.placeholder:  # a long reversed loop: what it gives, not its numbers
-            return tuple(np.zeros(shape, dtype) for shape, dtype in self._output_types(args))
+            return tuple(np.zeros(shape, dtype)
+                         for shape, dtype in self.output_types(self._count_of(args)))
         run = self._memo.get("run")
         inputs, stop = (args[:-1], args[-1] + self.bound) if self.bound is not None \
             and self.test is None else (args, self.stop)
