@@ -8,6 +8,15 @@ os.environ["YOTA_SRC_VERIFY"] = "1"
 
 import numpy as np
 import pytest
+from hypothesis import settings
+
+# `pytest` draws the same examples on every run and keeps no database, so a
+# first run cannot fail on an example no change of yours caused, nor replay
+# one found elsewhere; `pytest --hypothesis-profile explore` draws new ones
+# and remembers what fails (what to run after changing a pass or the layout).
+settings.register_profile("fixed", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fixed"))
 
 TESTS = pathlib.Path(__file__).resolve().parent  # shared helpers, golden files, models
 ROOT = TESTS.parent

@@ -75,10 +75,12 @@ def _boolean_operators(line: str) -> list[tuple[int, int]]:
 
 
 def fitted(line: str) -> list[str]:
-    """A statement longer than LINE_LIMIT columns over several lines: the
-    items of a literal or the arguments of a call one per line, a sum broken
-    before its `+` and `-`; as it was where it has none of these, and always
-    for a comment (whose source line is cut instead)."""
+    """A statement longer than LINE_LIMIT columns over several lines, broken
+    inside brackets as `ruff format` breaks it: the items of a literal or the
+    arguments of a call one per line, a chain of operators before each
+    operator, going inwards until every line fits (a sum keeps its terms
+    several to a line). A comment's source line is cut instead; a statement
+    of another kind, or a name or number longer than a line, stays whole."""
     if len(line) <= LINE_LIMIT:
         return [line]
     indent = line[: len(line) - len(line.lstrip())]
@@ -91,57 +93,169 @@ def fitted(line: str) -> list[str]:
         return [line]
     if isinstance(statement, (ast.Assign, ast.AugAssign, ast.Return, ast.Expr)) \
             and statement.value is not None:
-        value = ast.unparse(statement.value)
+        value = _Source(text)(statement.value)
         if not text.endswith(value):
             return [line]
-        head = text[: len(text) - len(value)]
-        lines = _broken(statement.value, indent, head)
-        return lines or [line]
+        return _Source(text).lines(statement.value, indent, text[: len(text) - len(value)], "")
     return [line]
 
 
-def _broken(value: ast.expr, indent: str, head: str) -> list[str] | None:
-    inner = indent + "    "
-    if isinstance(value, (ast.Dict, ast.List, ast.Tuple)) or (
-            isinstance(value, ast.Call) and (value.args or value.keywords)):
+class _Source(str):
+    """A statement's text, whose parts are written as they are spelled in it
+    (its quotes, its numbers), not as `ast.unparse` would."""
+
+    def __call__(self, node: ast.AST) -> str:
+        return ast.get_source_segment(self, node)
+
+    def lines(self, value: ast.expr, indent: str, head: str, tail: str) -> list[str]:
+        """`head`, `value` and `tail` at `indent`, broken where one line would not fit."""
+        one = f"{indent}{head}{self(value)}{tail}"
+        if len(one) <= LINE_LIMIT:
+            return [one]
+        inner = indent + "    "
+        bracketed = self.items(value)
+        if bracketed is not None:
+            opening, items, closing = bracketed
+            first = [f"{indent}{head}{opening}"]
+            if len(first[0]) > LINE_LIMIT and isinstance(value, ast.Call):
+                first = self.lines(value.func, indent, head, "(")  # what is called breaks first
+            return [*first, *(piece for prefix, item in items
+                              for piece in self.lines(item, inner, prefix, ",")),
+                    f"{indent}{closing}{tail}"]
+        if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub)):
+            summed = self.sum_lines(value, indent, head, tail)
+            if all(len(piece) <= LINE_LIMIT for piece in summed):
+                return summed
+        chain = _chain(value)
+        if chain is not None:
+            return [f"{indent}{head}(",
+                    *(piece for before, operand, after in chain
+                      for piece in self.lines(operand, inner, before, after)),
+                    f"{indent}){tail}"]
+        if isinstance(value, ast.Call):  # a call without arguments: break what is called
+            return self.lines(value.func, indent, head, "()" + tail)
+        if isinstance(value, ast.Attribute):
+            bare = _precedence(value.value) == ATOM and not isinstance(value.value, ast.Constant)
+            return self.lines(value.value, indent, head + ("" if bare else "("),
+                              ("" if bare else ")") + f".{value.attr}{tail}")
+        if isinstance(value, ast.Subscript):
+            bare = _precedence(value.value) == ATOM
+            first = self.lines(value.value, indent, head + ("" if bare else "("),
+                               ("" if bare else ")") + "[")
+            if isinstance(value.slice, ast.Tuple):  # x[a, b]: each index with its comma
+                inside = [piece for item in value.slice.elts
+                          for piece in self.lines(item, inner, "", ",")]
+            else:
+                inside = self.lines(value.slice, inner, "", "")
+            return [*first, *inside, f"{indent}]{tail}"]
+        if isinstance(value, ast.UnaryOp):
+            before, operand, after = _operand(
+                _UNARY[type(value.op)], value.operand, value, False)
+            return self.lines(operand, indent, head + before, after + tail)
+        return [one]
+
+    def items(self, value: ast.expr) -> tuple[str, list, str] | None:
+        """The bracket, the items (each with the text before it) and the closing
+        bracket of a literal or a call with arguments; None for anything else."""
         if isinstance(value, ast.Dict):
-            items = [f"{ast.unparse(key)}: {ast.unparse(item)}"
-                     for key, item in zip(value.keys, value.values)]
-            opening, closing = "{", "}"
-        elif isinstance(value, ast.Call):
-            items = [ast.unparse(a) for a in value.args] + [ast.unparse(k) for k in value.keywords]
-            opening, closing = ast.unparse(value.func) + "(", ")"
-        else:
-            items = [ast.unparse(e) for e in value.elts]
-            opening, closing = ("[", "]") if isinstance(value, ast.List) else ("(", ")")
-        return [f"{indent}{head}{opening}", *(f"{inner}{item}," for item in items),
-                f"{indent}{closing}"]
-    terms = _sum_terms(value)
-    if len(terms) < 2:
+            return "{", [(f"{self(key)}: " if key is not None else "**", item)
+                         for key, item in zip(value.keys, value.values)], "}"
+        if isinstance(value, ast.Call) and (value.args or value.keywords):
+            items = [("", arg) for arg in value.args] + [
+                (f"{keyword.arg}=" if keyword.arg else "**", keyword.value)
+                for keyword in value.keywords]
+            return self(value.func) + "(", items, ")"
+        if isinstance(value, (ast.List, ast.Tuple, ast.Set)) and value.elts:
+            opening, closing = {ast.List: "[]", ast.Tuple: "()", ast.Set: "{}"}[type(value)]
+            return opening, [("", element) for element in value.elts], closing
         return None
-    lines = [f"{indent}{head}({terms[0]}"]
-    pad = indent + " " * (len(head) + 1)
-    for term in terms[1:]:
-        if len(lines[-1]) + len(term) + 1 > LINE_LIMIT - 1:
-            lines.append(pad + term.lstrip())
-        else:
-            lines[-1] += " " + term
-    lines[-1] += ")"
-    return lines
+
+    def sum_lines(self, value: ast.expr, indent: str, head: str, tail: str) -> list[str]:
+        """A sum in parentheses, broken before its `+` and `-`, several terms to a line."""
+        terms = self.sum_terms(value)
+        lines = [f"{indent}{head}({terms[0]}"]
+        pad = indent + " " * (len(head) + 1)
+        for term in terms[1:]:
+            if len(lines[-1]) + len(term) + 1 > LINE_LIMIT - 1:
+                lines.append(pad + term.lstrip())
+            else:
+                lines[-1] += " " + term
+        lines[-1] += ")" + tail
+        return lines
 
 
-def _sum_terms(value: ast.expr) -> list[str]:
-    """`a + b - c` as ["a", "+ b", "- c"]: the operands of a left-leaning sum."""
-    terms = []
-    while isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub)):
-        sign = "+" if isinstance(value.op, ast.Add) else "-"
-        right = ast.unparse(value.right)
-        if isinstance(value.right, ast.BinOp) and isinstance(value.right.op, (ast.Add, ast.Sub)):
-            right = f"({right})"
-        terms.append(f"{sign} {right}")
-        value = value.left
-    terms.append(ast.unparse(value))
-    return terms[::-1]
+    def sum_terms(self, value: ast.expr) -> list[str]:
+        """`a + b - c` as ["a", "+ b", "- c"]: the operands of a left-leaning sum."""
+        terms = []
+        while isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub)):
+            sign = "+" if isinstance(value.op, ast.Add) else "-"
+            right = self(value.right)
+            if _precedence(value.right) <= _PRECEDENCE[ast.Add]:
+                right = f"({right})"
+            terms.append(f"{sign} {right}")
+            value = value.left
+        left = self(value)
+        terms.append(f"({left})" if _precedence(value) < _PRECEDENCE[ast.Add] else left)
+        return terms[::-1]
+
+
+ATOM = 20  # the precedence of a name, a call, a subscript: never parenthesised
+_PRECEDENCE = {ast.Or: 1, ast.And: 2, ast.BitOr: 5, ast.BitXor: 6, ast.BitAnd: 7,
+               ast.LShift: 8, ast.RShift: 8, ast.Add: 9, ast.Sub: 9, ast.Mult: 10,
+               ast.Div: 10, ast.FloorDiv: 10, ast.Mod: 10, ast.MatMult: 10, ast.Pow: 12}
+_UNARY = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~", ast.Not: "not "}
+_SYMBOL = {ast.Or: "or", ast.And: "and", ast.BitOr: "|", ast.BitXor: "^", ast.BitAnd: "&",
+           ast.LShift: "<<", ast.RShift: ">>", ast.Add: "+", ast.Sub: "-", ast.Mult: "*",
+           ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.MatMult: "@", ast.Pow: "**",
+           ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">",
+           ast.GtE: ">=", ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
+
+
+def _precedence(node: ast.expr) -> int:
+    if isinstance(node, (ast.BinOp, ast.BoolOp)):
+        return _PRECEDENCE[type(node.op)]
+    if isinstance(node, ast.Compare):
+        return 4
+    if isinstance(node, ast.UnaryOp):
+        return 3 if isinstance(node.op, ast.Not) else 11
+    if isinstance(node, (ast.IfExp, ast.Lambda, ast.NamedExpr, ast.Starred)):
+        return 0
+    return ATOM
+
+
+def _chain(value: ast.expr) -> list[tuple[str, ast.expr, str]] | None:
+    """An operator chain's operands, each with the text before and after it
+    (`a * b / c` as a, * b, / c; `a / (b * c)` as a, / (b * c)); None for
+    anything else."""
+    if isinstance(value, ast.BoolOp):
+        symbol = _SYMBOL[type(value.op)]
+        return [_operand("" if i == 0 else symbol + " ", operand, value, i > 0)
+                for i, operand in enumerate(value.values)]
+    if isinstance(value, ast.Compare):
+        return [_operand("", value.left, value, False)] + [
+            _operand(_SYMBOL[type(op)] + " ", right, value, True)
+            for op, right in zip(value.ops, value.comparators)]
+    if isinstance(value, ast.IfExp):
+        return [_operand("", value.body, value, True), _operand("if ", value.test, value, True),
+                _operand("else ", value.orelse, value, False)]
+    if not isinstance(value, ast.BinOp):
+        return None
+    if isinstance(value.op, ast.Pow):  # right-associative: one step
+        return [_operand("", value.left, value, True), _operand("** ", value.right, value, False)]
+    operands, at = [], value
+    while isinstance(at, ast.BinOp) and _precedence(at) == _precedence(value):
+        operands.append(_operand(_SYMBOL[type(at.op)] + " ", at.right, at, True))
+        at = at.left
+    return [_operand("", at, value, False), *operands[::-1]]
+
+
+def _operand(before: str, operand: ast.expr, parent: ast.expr, right: bool) -> tuple:
+    """An operand of `parent` with the text around it: in parentheses where
+    it binds no tighter than `parent` on that side."""
+    mine, theirs = _precedence(operand), _precedence(parent)
+    if mine < theirs or (mine == theirs and (right or isinstance(parent, ast.Compare))):
+        return before + "(", operand, ")"
+    return before, operand, ""
 
 
 def wrapped(head: str, parts: tuple, indent: int, tail: str = ")") -> list[str]:

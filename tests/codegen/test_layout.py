@@ -1,0 +1,65 @@
+"""The layout's promise: a generated statement longer than the line limit is
+broken inside brackets until every line fits, and means what it meant."""
+
+import ast
+import textwrap
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from yota_src.codegen.layout import LINE_LIMIT, fitted
+
+NAMES = st.sampled_from(["x", "dW1", "t12", "params.W1", "h_3", "np.pi"])
+NUMBERS = st.sampled_from(["1.5028301886792453", "0.5", "3", "-2.0", "1e-08", '"W1"'])
+ATOMS = NAMES | NUMBERS
+
+
+def _expressions():
+    def grow(inner):
+        return (
+            st.tuples(inner, st.sampled_from(["+", "-", "*", "/", "@", "**", "//", "%", "<", "=="]),
+                      inner).map(lambda t: f"({t[0]} {t[1]} {t[2]})")
+            | st.tuples(st.sampled_from(["np.square", "np.log", "np.maximum", "np.where"]),
+                        st.lists(inner, min_size=1, max_size=3)).map(
+                lambda t: f"{t[0]}({', '.join(t[1])})")
+            | st.tuples(inner, st.lists(inner, min_size=1, max_size=2)).map(
+                lambda t: f"({t[0]})[{', '.join(t[1])}]")
+            | inner.map(lambda e: f"-({e})")
+            | inner.map(lambda e: f"({e}).sum(axis=0)")
+            | inner.map(lambda e: f"({e}).T")
+            | st.tuples(inner, inner, inner).map(lambda t: f"({t[0]} if {t[1]} else {t[2]})")
+            | st.lists(inner, min_size=1, max_size=3).map(lambda es: f"[{', '.join(es)}]")
+            | st.tuples(inner, inner).map(lambda t: f"({t[0]} and not {t[1]})"))
+    return st.recursive(ATOMS, grow, max_leaves=40)
+
+
+STATEMENTS = st.tuples(
+    st.sampled_from(["t1 = ", "dx_3 += ", "return ", "", "out[:, t] = ", "a, b = "]),
+    _expressions())
+
+
+@given(STATEMENTS, st.integers(0, 3))
+def test_every_statement_fits_and_keeps_its_meaning(statement, depth):
+    head, expression = statement
+    source = head + ast.unparse(ast.parse(expression, mode="eval"))
+    indent = "    " * depth
+    lines = fitted(indent + source)
+    assert all(len(line) <= LINE_LIMIT for line in lines), "\n".join(lines)
+    broken = textwrap.dedent("\n".join(lines))
+    assert ast.dump(ast.parse(broken)) == ast.dump(ast.parse(source))
+
+
+def test_a_quotient_of_calls_is_broken_before_its_operator():
+    line = ("        t1 = (x0 + 1.5028301886792453) / "
+            "(1.5 + np.square(np.log(1.5 + np.square(1.5028301886792453))))")
+    assert fitted(line) == [
+        "        t1 = (",
+        "            (x0 + 1.5028301886792453)",
+        "            / (1.5 + np.square(np.log(1.5 + np.square(1.5028301886792453))))",
+        "        )"]
+
+
+def test_strings_and_numbers_keep_their_spelling():
+    line = 'y = np.maximum(params["W1"], 1.5028301886792453) * ' + " * ".join(["x"] * 40)
+    assert '"W1"' in "\n".join(fitted(line))
+    assert "1.5028301886792453" in "\n".join(fitted(line))
