@@ -531,11 +531,32 @@ def test_a_data_decision_late_in_the_loop_is_traced(rng):
     assert loop_count(rolled) == 4
 
 
-def test_helpers_are_traced_every_iteration_and_still_rolled(rng):
+def remembering_step(h, x, W, seen):
+    seen["last"] = h  # state no op shows: a later count could not be served
+    return np.tanh(W @ h + x)
+
+
+def with_remembering_helper(W, xs):
+    seen = {}
+    h = np.zeros(W.shape[0])
+    for t in range(xs.shape[0]):
+        h = remembering_step(h, xs[t], W, seen)
+    return np.sum(h)
+
+
+def test_a_helper_that_only_computes_rolls_while_traced(rng):
     W, xs = rng.normal(size=(4, 4)) * 0.3, rng.normal(size=(40, 4))
     _, tape = ys.trace(with_helper, W, xs)
-    assert len(tape.ops) > 40 * 4  # a helper may change what the trace cannot see: traced
-    rolled, _ = both_ways(with_helper, W, xs)  # and rolled afterwards
+    assert len(tape.ops) < 40  # its body assigns, stores into arrays and returns: as a loop's
+    rolled, _ = both_ways(with_helper, W, xs)
+    assert loop_count(rolled) == 2
+
+
+def test_a_helper_that_changes_state_is_traced_every_iteration_and_still_rolled(rng):
+    W, xs = rng.normal(size=(4, 4)) * 0.3, rng.normal(size=(40, 4))
+    _, tape = ys.trace(with_remembering_helper, W, xs)
+    assert len(tape.ops) > 40 * 4  # it may change what the trace cannot see: traced
+    rolled, _ = both_ways(with_remembering_helper, W, xs)  # and rolled afterwards
     assert loop_count(rolled) == 2
 
 

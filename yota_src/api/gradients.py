@@ -209,9 +209,8 @@ def _serves_other_sizes(compiled: Compiled) -> bool:
 def _counts_guarded(tape) -> bool:
     """Whether the code checks a size the data decide (a mask's count)."""
     facts = tape.signature.dims
-    return any(isinstance(op, Guard) and op.convert is np.shape and not (
-        op.sizes and facts is not None and all(facts.free_count(s) for s in op.sizes))
-        for op in tape.ops)
+    return any(isinstance(op, Guard) and op.convert is np.shape
+               and not op.read_at_run_time(facts) for op in tape.ops)
 
 
 @_user_facing

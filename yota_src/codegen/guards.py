@@ -282,9 +282,7 @@ class Guards:
     def read_at_run_time(self, op: Guard) -> bool:
         """A guard of a mask's count that the code reads at run time: no code
         relies on the example's count, so it is not written (ir/dims.Count)."""
-        facts = self.sig.dims
-        return bool(op.sizes) and facts is not None \
-            and all(facts.free_count(symbol) for symbol in op.sizes)
+        return op.read_at_run_time(self.sig.dims)
 
     def guard(self, op: Guard) -> list[str]:
         """`if` the data take another path than the example's, raise through

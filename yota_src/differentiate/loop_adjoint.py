@@ -21,8 +21,9 @@ from yota_src.core import primitives, registry
 from yota_src.differentiate import higher_order
 from yota_src.differentiate.propagate import accumulate, active_ops, plus, propagate
 from yota_src.differentiate.template_driver import TemplateDriver
-from yota_src.ir.dims import has_dims
+from yota_src.ir.dims import Dim, has_dims
 from yota_src.ir.loops import CARRIED, COUNTER, OUTSIDE, Loop, Param
+from yota_src.ir.shapes import same_mask
 from yota_src.ir.tape import Call, Guard, Op, iter_refs, map_refs, operands, sizes
 from yota_src.tracing.traced import Traced, values_of
 
@@ -140,8 +141,7 @@ def _pruned(loop: Loop, args: list) -> tuple[Loop, list]:
     look = lambda value: made.get(value, value)  # noqa: E731
     for op in loop.ops:
         if op in live:
-            made[op] = Guard(look(op.value), op.expected, op.convert, op.text, op.loc,
-                             op.within) if isinstance(op, Guard) else _copied(op, look)
+            made[op] = op.on(look(op.value)) if isinstance(op, Guard) else _copied(op, look)
     pruned = loop.replace(carried=tuple(loop.carried[k] for k in keep),
                           results=tuple(look(loop.results[k]) for k in keep),
                           outside=tuple(loop.outside[j] for j in outside),
@@ -157,6 +157,7 @@ def _copied(op: Call, look) -> Call:
     made = Call(op.fn, map_refs(op.args, look), map_refs(op.kwargs, look), op.shape, op.dtype,
                 op.loc, op.depends)
     made.hint, made.dims, made.last_name = op.hint, op.dims, op.last_name
+    made.selects = op.selects
     return made
 
 
@@ -212,6 +213,7 @@ class _Reverse:
         self.next_index: Op | None = None
         self.stacks: dict[Op, Param] = {}
         self.outside: dict[Op, Param] = {}  # forward outside param -> the reversed loop's
+        self.recorded = {loop.origins.get(op, op) for op in loop.ops}  # the masks among them
 
     def look(self, value: Op) -> Op:
         """What the reversed body reads for a forward body value: its stack at
@@ -239,6 +241,8 @@ class _Reverse:
                 read = Call(operator.getitem, (self.stacks[stacked], index), {}, value.shape,
                             value.dtype, None, True)
                 read.hint, read.dims = value.hint, value.dims
+                if value.dtype == np.bool_ and value.shape:  # selects as the forward's mask
+                    same_mask(read, value)
             self.reads[value] = read
             self.prelude.append(read)
         return self.reads[value]
@@ -259,7 +263,15 @@ class _Reverse:
         return self.next_index
 
     def _read_again(self, value: Op) -> Op | None:
-        """`xs[t]`, `xs[t + 1]`, `t + 1` made again from the counter."""
+        """`xs[t]`, `xs[t + 1]`, `t + 1` made again from the counter; a value
+        that has another size at each iteration (`x[pos]`), which no stack
+        holds, made again from what the reversed body reads for its operands."""
+        if isinstance(value, Call) and self._ragged(value):
+            made = Call(value.fn, map_refs(value.args, self.look),
+                        map_refs(value.kwargs, self.look), value.shape, value.dtype, value.loc,
+                        value.depends)
+            made.hint, made.dims, made.selects = value.hint, value.dims, value.selects
+            return made
         if not isinstance(value, Call) or value.kwargs:
             return None
         if value.fn is primitives.dimension:  # a size: the same at every iteration
@@ -280,6 +292,16 @@ class _Reverse:
             return None
         made.hint, made.dims = value.hint, value.dims
         return made
+
+    def _ragged(self, value: Call) -> bool:
+        """Whether a size of `value` is the count of a mask the body makes."""
+        for size in value.dims or ():
+            if isinstance(size, Dim):
+                masks = size.facts.mask_of
+                if any(masks.get(symbol) in self.recorded for monomial in size.terms
+                       for symbol in monomial[0]):
+                    return True
+        return False
 
     def build(self, dy: list) -> _Reversed | None:
         loop, body = self.loop, self.body

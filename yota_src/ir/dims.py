@@ -43,9 +43,10 @@ class Symbol(NamedTuple):
 
 class Count(NamedTuple):
     """How many elements a boolean mask selects (`x[x > 0]`): a size the data
-    decide, which the code computes where the mask is; `key` names the mask's
-    op while tracing. Nothing checks it before the body runs: where the code
-    relies on its value, it is pinned, and a guard beside the mask checks it."""
+    decide, which the code computes where the mask is; `key` names what the
+    mask computes (the same for a pass's copy of it). Nothing checks it
+    before the body runs: where the code relies on its value, it is pinned,
+    and a guard beside the mask checks it."""
 
     key: tuple
 
@@ -79,6 +80,8 @@ class DimFacts:
         self.as_value: Callable[[Dim], object] | None = None  # a Dim as a traced number
         self.counting = True  # a mask's count may be a size (not in a pass: ir/shapes.py)
         self.masks: list = []  # the ops whose counts are sizes (Count keys are their ids)
+        self.mask_of: dict[Count, object] = {}  # each count's mask op
+        self.selections: dict = {}  # what a mask computes (ir/shapes.py) -> its Count key
         # loops' trip counts taken from sizes (tracing/counts.py), each pinned where
         # the code runs its loop the example's number of times (passes/roll.py)
         self.provisional: list = []

@@ -149,6 +149,10 @@ def broadcast(facts: DimFacts, *shapes) -> tuple:
     result = []
     for position in range(rank):
         sizes = [s[len(s) - rank + position] for s in shapes if len(s) - rank + position >= 0]
+        if sizes and all(isinstance(size, Dim) for size in sizes) and len(
+                {frozenset(facts.terms(size).items()) for size in sizes}) == 1:
+            result.append(facts.canonical(sizes[0]))  # one size, 1 or not: nothing stretches
+            continue
         for size in sizes:
             if isinstance(size, Dim) and size.value == 1:
                 facts.pin(size)
@@ -434,20 +438,32 @@ def _masked(facts, dims: tuple, items: tuple) -> tuple:
     after = dims[at + len(mask.shape):]
     after = [_slice_size(facts, size, item) for size, item in zip(after, items[at + 1:])] \
         + list(after[len(items) - at - 1:])
-    key = _structure(mask)
-    if Count(key) in facts.values:  # a mask counted before (the same computation)
+    key = mask.selects or facts.selections.get(_structure(mask))
+    if key is not None and Count(key) in facts.values:  # a mask counted before
         count = facts.count(key, facts.values[Count(key)])
     elif facts.counting:
+        key = facts.selections.setdefault(_structure(mask), ("mask", len(facts.selections)))
         count = facts.count(key, int(np.count_nonzero(mask_value(items[at]))))
         facts.masks.append(mask)  # held, so that no other op takes the ids its key holds
+        facts.mask_of[Count(key)] = mask
     else:
         raise _NoRule
+    mask.selects = key  # a copy of it, or a mask that computes the same, selects the same
     return (*before, count, *after)
 
 
+def same_mask(mask: Op, counted: Op) -> None:
+    """`mask` selects what `counted` selects: a row of a stack of masks read
+    in a reversed loop has the forward body's count."""
+    mask.selects = counted.selects
+
+
 def _structure(op: Op, depth: int = 0):
-    """What an op computes, as a key: `~pos` made twice is one mask. An op
-    with an effect (a random draw) or too deep is itself."""
+    """What an op computes, as a key: `~pos` made twice is one mask (a
+    counted mask, and a pass's copy of it, is its `selects`). An op with an
+    effect (a random draw) or too deep is itself."""
+    if getattr(op, "selects", None) is not None:
+        return op.selects
     if depth > 12 or not hasattr(op, "fn") or primitives.has_effect(op.fn):
         return ("op", id(op))
     def part(value):

@@ -109,13 +109,16 @@ class Const(Op):
 class Call(Op):
     """`fn(*args, **kwargs)`, a primitive applied to ops and static values."""
 
-    __slots__ = ("fn", "args", "kwargs")
+    __slots__ = ("fn", "args", "kwargs", "selects")
 
     def __init__(self, fn: Callable, args: tuple, kwargs: dict, shape, dtype, loc, depends):
         super().__init__(shape, dtype, loc, depends)
         self.fn = fn
         self.args = args
         self.kwargs = kwargs
+        # a boolean mask whose count is a size: what it selects, as a key
+        # (ir/shapes.py), which a pass's copy of it keeps
+        self.selects = None
 
 
 class Guard(Op):
@@ -134,6 +137,19 @@ class Guard(Op):
         # the counts of masks (ir/dims.Count) it checks: dropped where each is read at
         # run time, as no code then relies on the example's count
         self.sizes: tuple = ()
+
+    def on(self, value: Op) -> Guard:
+        """The same check of another value (a pass's copy of this one's)."""
+        made = Guard(value, self.expected, self.convert, self.text, self.loc, self.within)
+        made.sizes = self.sizes
+        return made
+
+    def read_at_run_time(self, facts) -> bool:
+        """Whether it checks only counts of masks the code reads at run time
+        (ir/dims.Count): no code relies on the example's count, so nothing
+        checks it, in the generated code or in a rolled loop's run."""
+        return bool(self.sizes) and facts is not None \
+            and all(facts.free_count(symbol) for symbol in self.sizes)
 
     def message(self, function_name: str) -> str:
         return other_path(function_name, self.described())

@@ -16,7 +16,7 @@ from yota_src.passes.accumulate import accumulate_scatters
 from yota_src.passes.batch import batch_row_updates, hoist_row_products
 from yota_src.passes.bodies import in_loop_bodies
 from yota_src.passes.cse import eliminate_common_subexpressions
-from yota_src.passes.dce import eliminate_dead_code
+from yota_src.passes.dce import drop_unread_stacks, eliminate_dead_code
 from yota_src.passes.gather import gather_scalars
 from yota_src.passes.in_place import update_in_place
 from yota_src.passes.masks import keep_masked_zeros
@@ -31,7 +31,7 @@ from yota_src.passes.work_arrays import use_work_arrays
 VERIFY = os.environ.get("YOTA_SRC_VERIFY") == "1"
 
 FORWARD_PASSES = (roll_loops, simplify, eliminate_common_subexpressions,
-                  in_loop_bodies(simplify, eliminate_common_subexpressions))
+                  in_loop_bodies(simplify, eliminate_common_subexpressions), drop_unread_stacks)
 BACKWARD_PASSES = (fold_seeds, keep_masked_zeros, simplify, eliminate_common_subexpressions,
                    hoist_row_products, batch_row_updates,
                    in_loop_bodies(simplify, eliminate_common_subexpressions,

@@ -73,12 +73,12 @@ def with_operands(op: Op, look) -> Op:
         if _same(args, op.args) and _same(kwargs, op.kwargs):
             return op
         clone = Call(op.fn, args, kwargs, op.shape, op.dtype, op.loc, op.depends)
+        clone.selects = op.selects
     elif isinstance(op, Guard):
         value = look(op.value)
         if value is op.value:
             return op
-        clone = Guard(value, op.expected, op.convert, op.text, op.loc, op.within)
-        clone.sizes = op.sizes
+        clone = op.on(value)
     else:
         return op
     clone.hint = op.hint

@@ -18,7 +18,7 @@ import numpy as np
 
 from yota_src.core import nested, primitives
 from yota_src.core.primitives import has_effect
-from yota_src.ir.dims import has_dims
+from yota_src.ir.dims import Count, Dim, has_dims
 from yota_src.ir.iterations import inner_loops, iterations
 from yota_src.ir.loops import CARRIED, COUNTER, OUTSIDE, Loop, Param, is_loop
 from yota_src.ir.tape import Call, Const, Guard, Op, Tape, map_refs, readers
@@ -191,14 +191,14 @@ def _match(entry, by_iteration: dict, number: int, template: int, relaxed: bool,
         return type(value) is type(model_value) and _equal(value, model_value)
 
     for position, (op, model_op) in enumerate(zip(ops, model)):
-        if type(op) is not type(model_op) or _typed(op) != _typed(model_op) \
+        if type(op) is not type(model_op) or not _same_type(op, model_op, here, model_here) \
                 or _line(op) != _line(model_op) \
                 or inner_loops(op, entry) != inner_loops(model_op, entry):
             return None
         if isinstance(op, Guard):
             other_way = test and position == len(ops) - 1
             if op.convert is not model_op.convert or not same(op.value, model_op.value, None) \
-                    or _equal(op.expected, model_op.expected) == other_way:
+                    or _same_decision(op, model_op, here, model_here) == other_way:
                 return None
         elif not isinstance(op, Call) or op.fn is not model_op.fn \
                 or not _same_shape((op.args, op.kwargs), (model_op.args, model_op.kwargs)):
@@ -269,6 +269,42 @@ def _equal(a, b) -> bool:
         return type(a) is type(b) and bool(a == b)
     except (TypeError, ValueError):
         return False
+
+
+def _same_type(op: Op, model: Op, here: dict, model_here: dict) -> bool:
+    """Whether `op` has `model`'s dtype and shape, but for sizes that are
+    the counts of masks the two iterations make at the same place (the
+    masks of a stable sigmoid select other numbers at each step)."""
+    if _typed(op) == _typed(model):
+        return True
+    if op.dims is None or model.dims is None or len(op.dims) != len(model.dims) \
+            or np.dtype(op.dtype) != np.dtype(model.dtype):
+        return False
+    return all(a == b if not isinstance(a, Dim) or not isinstance(b, Dim)
+               else a.terms == b.terms or _masks_at(a, here) == _masks_at(b, model_here) != ()
+               for a, b in zip(op.dims, model.dims))
+
+
+def _same_decision(guard: Guard, model: Guard, here: dict, model_here: dict) -> bool:
+    """Whether `guard` expects what `model` does: a mask's count (a shape
+    guard the code drops where the count is read at run time) may differ."""
+    if _equal(guard.expected, model.expected):
+        return True
+    return bool(guard.sizes) and bool(model.sizes) and guard.convert is np.shape \
+        and _same_type(guard.value, model.value, here, model_here)
+
+
+def _masks_at(size: Dim, here: dict) -> tuple:
+    """Where in its iteration the mask of each count in `size` is made: () for
+    a size with another term, or a mask made elsewhere."""
+    facts = size.facts
+    places = []
+    for monomial, coefficient in facts.terms(size).items():
+        if coefficient != 1 or len(monomial) != 1 or not isinstance(monomial[0], Count) \
+                or here.get(facts.mask_of.get(monomial[0])) is None:
+            return ()
+        places.append(here[facts.mask_of[monomial[0]]])
+    return tuple(sorted(places))
 
 
 def _typed(op: Op) -> tuple:
@@ -401,9 +437,7 @@ class _Body:
 
     def _copy(self, position: int, op: Op) -> Op | None:
         if isinstance(op, Guard):
-            made = Guard(self._operand(op.value, None), op.expected, op.convert, op.text,
-                         op.loc, op.within)
-            return made
+            return op.on(self._operand(op.value, None))
         leaf_number = iter(range(1 << 30))
         index_leaves = _index_leaves(op)
 
@@ -417,6 +451,7 @@ class _Body:
         kwargs = nested.map_leaves(op.kwargs, operand, everything)
         made = Call(op.fn, args, kwargs, op.shape, op.dtype, op.loc, op.depends)
         made.hint, made.last_name, made.dims = op.hint, op.last_name, op.dims
+        made.selects = op.selects
         return made
 
     def _operand(self, value, key):

@@ -31,6 +31,7 @@ from yota_src.tracing import array_library
 from yota_src.tracing.array_methods import ArrayMethod
 from yota_src.tracing.builtin_calls import builtin_handler, routed
 from yota_src.tracing.container_changes import contents, restore, unchanged
+from yota_src.tracing.counts import plain_helper
 from yota_src.tracing.frames import Frame, Return
 from yota_src.tracing.generators import UnrolledGenerator, is_generator_function
 from yota_src.tracing.ownership import inlinable, module_of, own_api, user_kernel
@@ -179,17 +180,23 @@ class Calls:
         return result
 
     def inline_function(self, fn, args, kwargs, node, frame):
-        self.unroller.opaque_calls += 1  # a helper may change state a loop's trace cannot see
         if isinstance(fn, types.MethodType):
             args, fn = (fn.__self__,) + tuple(args), fn.__func__
         fn = unwrap(fn)
         source = function_source(fn)
+        stored: set[str] = set()
+        if isinstance(source.node, gast.Lambda) or not plain_helper(source.node.body, stored):
+            stored = None
+            self.unroller.opaque_calls += 1  # it may change state a loop's trace cannot see
         self.unroller.outside_reads.depend_on_code(fn)
         return self.inline(source, signature_of(fn), args, kwargs, None,
-                           closure_cells(fn), fn.__globals__, node, frame)
+                           closure_cells(fn), fn.__globals__, node, frame, stored)
 
     def inline(self, source, signature, args, kwargs, parent, closure, globals_,
-               node=None, frame=None):
+               node=None, frame=None, stored: set | None = None):
+        """`source` run on the arguments; `stored`: the names a plain helper
+        (counts.plain_helper) stores into, which must hold traced arrays when
+        it returns (else it counts as a call whose effects no op shows)."""
         unroller = self.unroller
         try:
             bound = signature.bind(*args, **kwargs)
@@ -227,6 +234,8 @@ class Calls:
             return result.value
         finally:
             (unroller.loc, unroller.native), unroller.depth = saved, unroller.depth - 1
+            if stored and not all(isinstance(local.locals.get(name), Traced) for name in stored):
+                unroller.opaque_calls += 1  # an item stored into a Python object
         return None
 
     def run_body(self, source, frame) -> None:

@@ -212,10 +212,22 @@ def _same_static(a, b) -> bool:
         return False
 
 
-def _assigned_names(body: list, stored: set | None = None) -> set[str] | None:
+def plain_helper(body: list, stored: set) -> bool:
+    """Whether a helper function's body changes nothing its ops do not show:
+    it assigns its own names, stores into arrays (`out[pos] = v`: `stored`
+    learns the names, which must hold traced arrays when it returns), and
+    returns; what it calls is seen where it is called. A loop whose body
+    calls such a helper (a stable sigmoid) may still take its count at run
+    time."""
+    return _assigned_names(body, stored, function=True) is not None
+
+
+def _assigned_names(body: list, stored: set | None = None,
+                    function: bool = False) -> set[str] | None:
     """The names a loop body assigns, or None where it does more than assign
     plain names (stores into objects, statements other than assignments and
-    `if`, nested loops, `break`)."""
+    `if`, nested loops, `break`); a function's body (`function`) may also
+    return and call."""
     names: set[str] = set()
 
     def targets(node) -> bool:
@@ -243,6 +255,8 @@ def _assigned_names(body: list, stored: set | None = None) -> set[str] | None:
                 if statement.orelse or not (targets(statement.target)
                                             and simple(statement.body)):
                     return False
+            elif function and isinstance(statement, (gast.Return, gast.Expr)):
+                continue
             elif not isinstance(statement, gast.Pass):
                 return False
         return True
