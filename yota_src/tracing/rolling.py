@@ -4,7 +4,7 @@ the same work is not interpreted to its end.
 Once the last three iterations of a loop over a range or over the rows of
 a traced array matched op for op (passes/roll.py's test), and the body can
 only have done what its ops show (counts.LoopState: it assigns plain local
-names and calls no helper; its counter only indexes), the iterations traced
+names and calls only plain helpers; its counter only indexes), the iterations traced
 so far become a loop op for the whole loop, which runs the rest natively:
 the trace takes as long for 10,000 steps as for 50, and the names the body
 assigns go on holding the loop's results. A run whose guards fail on a
