@@ -93,3 +93,23 @@ def test_grad_serves_an_lstm_at_other_mask_counts_without_tracing_again():
         assert np.isclose(value, expected[0])
         for got, want in zip(grads, expected[1:]):
             np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+def selected_sum(W, xs):
+    """A sum over what a mask selects at each step: its gradient is
+    broadcast over the step's own count."""
+    h = np.zeros((xs.shape[1], 3))
+    total = 0.0
+    for x in xs:
+        h = np.tanh(h @ W + x)
+        total = total + np.sum(h[h > 0.5])
+    return np.sum(h ** 2) + total
+
+
+def test_a_sum_over_a_selection_that_changes_at_each_step_rolls():
+    rng = np.random.default_rng(30)
+    W = rng.normal(size=(3, 3)) * 0.5
+    df = ys.simplegrad(selected_sum, W, rng.normal(size=(4, 2, 3)))
+    assert "for t in reversed(range(" in df.source and "_other_path" not in df.source
+    for steps, batch in ((4, 2), (7, 3), (1, 1), (3, 5)):
+        _agrees(df, selected_sum, (W, rng.normal(size=(steps, batch, 3))))

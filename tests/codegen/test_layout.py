@@ -7,10 +7,12 @@ import textwrap
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yota_src.codegen.layout import LINE_LIMIT, fitted
+from yota_src.codegen.layout import LINE_LIMIT, condition_lines, definition, fitted
 
 NAMES = st.sampled_from(["x", "dW1", "t12", "params.W1", "h_3", "np.pi"])
-NUMBERS = st.sampled_from(["1.5028301886792453", "0.5", "3", "-2.0", "1e-08", '"W1"'])
+NUMBERS = st.sampled_from(["1.5028301886792453", "0.5", "3", "-2.0", "1e-08", '"W1"',
+                           '"of type dict with the keys [\'input_weights\', \'recurrent_weights\', '
+                           '\'hidden_bias\', \'output_weights\'] in this order"'])
 ATOMS = NAMES | NUMBERS
 
 
@@ -63,3 +65,25 @@ def test_strings_and_numbers_keep_their_spelling():
     line = 'y = np.maximum(params["W1"], 1.5028301886792453) * ' + " * ".join(["x"] * 40)
     assert '"W1"' in "\n".join(fitted(line))
     assert "1.5028301886792453" in "\n".join(fitted(line))
+
+
+@given(_expressions(), st.integers(0, 3))
+def test_every_condition_fits_and_keeps_its_meaning(expression, depth):
+    """A guard's test at the top of the body (condition_lines) and a data
+    guard's in a loop body at any depth (fitted)."""
+    condition = ast.unparse(ast.parse(expression, mode="eval"))
+    for lines in (["    " + line for line in condition_lines(condition)],
+                  fitted("    " * depth + f"if {condition}:")):
+        assert all(len(line) <= LINE_LIMIT for line in lines), "\n".join(lines)
+        broken = textwrap.dedent("\n".join(lines)) + "\n    pass"
+        assert ast.dump(ast.parse(broken).body[0].test) == ast.dump(
+            ast.parse(condition).body[0].value)
+
+
+def test_a_long_signature_takes_a_line_per_parameter():
+    params = ["input_weights", "recurrent_weights", "hidden_bias", "output_weights",
+              "output_bias", "sequence_of_inputs"]
+    lines = definition("grad_many_args", params)
+    assert all(len(line) <= LINE_LIMIT for line in lines)
+    tree = ast.parse("\n".join(lines) + "\n    pass")
+    assert [a.arg for a in tree.body[0].args.args] == params

@@ -36,6 +36,14 @@ def raising(error: str, message: tuple, indent: int, tail: str = "") -> list[str
     return ["    " + line for line in wrapped(f"raise {error}(", message, indent, ")" + tail)]
 
 
+def definition(name: str, params: list[str]) -> list[str]:
+    """`def name(params):`, its parameters one per line where too long."""
+    line = f"def {name}({', '.join(params)}):"
+    if len(line) <= LINE_LIMIT or not params:
+        return [line]
+    return [f"def {name}(", *(f"    {param}," for param in params), "):"]
+
+
 def condition_lines(condition: str) -> list[str]:
     """`if condition:`, one too long for a line broken before its `and`s and
     `or`s (inside parentheses, which it gains where its own do not hold them)."""
@@ -58,7 +66,13 @@ def condition_lines(condition: str) -> list[str]:
     if previous is not None and previous > starts[-1] and too_wide(len(line)):
         starts.append(previous)
     lines = [line[a:b].rstrip() for a, b in zip(starts, starts[1:] + [len(line)])]
-    return [lines[0], *("        " + piece for piece in lines[1:])]
+    lines = [lines[0], *("        " + piece for piece in lines[1:])]
+    if all(len(piece) + 4 <= LINE_LIMIT for piece in lines):
+        return lines
+    # an operand too long for a line of its own: broken inside its brackets
+    text = _Source(condition)
+    return [piece[4:] for piece in text.lines(ast.parse(text, mode="eval").body, "    ",
+                                                "if ", ":")]
 
 
 def _boolean_operators(line: str) -> list[tuple[int, int]]:
@@ -88,9 +102,12 @@ def fitted(line: str) -> list[str]:
     if text.startswith("#"):
         return [line[: LINE_LIMIT - 3].rstrip() + "..."]
     try:
-        (statement,) = ast.parse(text).body
+        (statement,) = ast.parse(text + " pass" if text.endswith(":") else text).body
     except (SyntaxError, ValueError):
         return [line]
+    if isinstance(statement, (ast.If, ast.While)) and text.startswith(("if ", "while ")):
+        head = text.split(" ", 1)[0] + " "  # `if x > 0:`: its test broken
+        return _Source(text).lines(statement.test, indent, head, ":")
     if isinstance(statement, (ast.Assign, ast.AugAssign, ast.Return, ast.Expr)) \
             and statement.value is not None:
         value = _Source(text)(statement.value)
@@ -113,6 +130,11 @@ class _Source(str):
         if len(one) <= LINE_LIMIT:
             return [one]
         inner = indent + "    "
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            pieces = _pieces(value.value, LINE_LIMIT - len(inner) - len(tail) - 1)
+            if len(pieces) > 1:  # implicitly concatenated, in parentheses of their own
+                return [f"{indent}{head}(", *(f"{inner}{piece}" for piece in pieces),
+                        f"{indent}){tail}"]
         bracketed = self.items(value)
         if bracketed is not None:
             opening, items, closing = bracketed
@@ -256,6 +278,17 @@ def _operand(before: str, operand: ast.expr, parent: ast.expr, right: bool) -> t
     if mine < theirs or (mine == theirs and (right or isinstance(parent, ast.Compare))):
         return before + "(", operand, ")"
     return before, operand, ""
+
+
+def _pieces(text: str, width: int) -> list[str]:
+    """`text` as string literals of at most `width` columns, cut after spaces."""
+    words = re.findall(r"\S+\s*|\s+", text)
+    pieces = [""]
+    for word in words:
+        if pieces[-1] and len(quoted(pieces[-1] + word)) > width:
+            pieces.append("")
+        pieces[-1] += word
+    return [quoted(piece) for piece in pieces]
 
 
 def wrapped(head: str, parts: tuple, indent: int, tail: str = ")") -> list[str]:

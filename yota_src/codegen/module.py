@@ -18,7 +18,7 @@ import textwrap
 
 from yota_src.codegen.dimensions import Dimensions
 from yota_src.codegen.guards import Guards
-from yota_src.codegen.layout import docstring_body, fitted
+from yota_src.codegen.layout import LINE_LIMIT, definition, docstring_body, fitted
 from yota_src.codegen.module_level import ModuleLevel
 from yota_src.codegen.names import RESERVED, Names, function_name
 from yota_src.codegen.outside_reads import LITERAL_LIMIT, OutsideReads
@@ -99,7 +99,7 @@ class ModuleWriter:
         imports = sorted(self.spell.imports, key=lambda line: (line != "import numpy as np", line))
         lines = [self.docstring(), *imports, "", *self.definitions()]
         code_start = len(lines)
-        lines += ["", f"def {self.body_name}({', '.join(self.params)}):"]
+        lines += ["", *definition(self.body_name, self.params)]
         lines += [piece for line in body
                   for piece in (fitted("    " + line) if line else [""])]
         if not _uses_name("\n".join(lines[len(imports) + 1:]), "np"):
@@ -158,10 +158,12 @@ class ModuleWriter:
         hidden = _listed([user for user, _ in renamed])
         taken = _listed([f"{user} as {body}" for user, body in renamed])
         params = ", ".join(self.sig.params)
-        return [f"def {self.name}({params}):",
-                f"    # The code below reads the name{'s' if len(renamed) > 1 else ''} "
-                f"{hidden} for itself, so it takes {taken}.",
-                f"    return {self.body_name}({params})"]
+        said = (f"The code below reads the name{'s' if len(renamed) > 1 else ''} {hidden} "
+                f"for itself, so it takes {taken}.")
+        return [*definition(self.name, list(self.sig.params)),
+                *textwrap.wrap(said, LINE_LIMIT, initial_indent="    # ",
+                               subsequent_indent="    # ", break_on_hyphens=False),
+                *fitted(f"    return {self.body_name}({params})")]
 
     def docstring(self) -> str:
         """What the module computes, for what it is specialised, the facts of

@@ -503,6 +503,25 @@ def plain(structure):
     return nested.map_leaves(structure, lambda d: d.value, lambda v: isinstance(v, Dim))
 
 
+def at_counts(structure, counts: dict):
+    """`plain`, but with the counts of masks in `counts` (Count -> int) for
+    their example values: each iteration of a rolled loop selects its own."""
+    if not counts or not has_dims(structure):
+        return plain(structure)
+
+    def value(size: Dim) -> int:
+        facts, total = size.facts, 0
+        for monomial, coefficient in size.terms:
+            for symbol in monomial:
+                found = facts.find(symbol)
+                coefficient *= found if isinstance(found, int) else counts.get(
+                    found, facts.values[found])
+            total += coefficient
+        return total
+
+    return nested.map_leaves(structure, value, lambda v: isinstance(v, Dim))
+
+
 def has_dims(structure) -> bool:
     return any(True for _ in nested.leaves(structure, lambda v: isinstance(v, Dim)))
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from yota_src.core.primitives import has_effect, index_add, index_update
 from yota_src.errors import ControlFlowChanged, Location
-from yota_src.ir.dims import Dim, plain
+from yota_src.ir.dims import Count, Dim, at_counts, plain
 from yota_src.ir.tape import Call, Guard, Op, map_refs, op_text, operands, readers
 
 COUNTER, CARRIED, OUTSIDE = "counter", "carried", "outside"
@@ -83,6 +83,7 @@ class Loop:
         # zeros of its outputs' types (loop_adjoint.py: only long loops)
         self.placeholder = False
         self._code = None  # (ops, the body as a Python function): `_compiled`
+        self._mask_ops = None  # (ops, each count of a mask of the body -> its mask): `_masks`
         self.__name__ = self.__qualname__ = "loop"
 
     def replace(self, **changes) -> Loop:
@@ -93,7 +94,7 @@ class Loop:
             setattr(made, name, value)
         if set(changes) - {"saved", "bound", "size"}:  # the count read at run time: the same run
             made._memo = {}
-        made._flat = made._code = None
+        made._flat = made._code = made._mask_ops = None
         return made
 
     @property
@@ -258,14 +259,25 @@ class Loop:
         for op, fn, flat in self._steps():
             if flat is not None:  # operands side by side: read without a walk
                 values[op] = fn(*[values[a] if is_op else a for is_op, a in flat])
-            elif isinstance(op, Call):  # sizes (ir/dims.py) as the example's values
-                look = lambda s: plain(map_refs(s, values.__getitem__))  # noqa: E731
+            elif isinstance(op, Call):  # sizes (ir/dims.py) as this iteration's values
+                counts = {count: int(np.count_nonzero(values[mask]))
+                          for count, mask in self._masks().items() if mask in values}
+                look = lambda s: at_counts(map_refs(s, values.__getitem__), counts)  # noqa: E731
                 values[op] = fn(*look(op.args), **look(op.kwargs))
             elif op.convert(values[op.value]) != op.expected and not _counted(op):
                 if op is self.test:
                     return False
                 raise ControlFlowChanged(op.message("the rolled loop"))
         return True
+
+    def _masks(self) -> dict:
+        """Each count of a mask the body makes (ir/dims.Count) -> that mask:
+        a size such as a broadcast's shape takes its iteration's count."""
+        if self._mask_ops is None or self._mask_ops[0] is not self.ops:
+            masks = {Count(op.selects): op for op in self.ops
+                     if isinstance(op, Call) and op.selects is not None}
+            self._mask_ops = (self.ops, masks)
+        return self._mask_ops[1]
 
     def _steps(self) -> list:
         """The body's ops, each with its operands laid flat where they are a

@@ -184,9 +184,8 @@ class Calls:
             args, fn = (fn.__self__,) + tuple(args), fn.__func__
         fn = unwrap(fn)
         source = function_source(fn)
-        stored: set[str] = set()
-        if isinstance(source.node, gast.Lambda) or not plain_helper(source.node.body, stored):
-            stored = None
+        stored = _stores_of_plain(source.node)
+        if stored is None:
             self.unroller.opaque_calls += 1  # it may change state a loop's trace cannot see
         self.unroller.outside_reads.depend_on_code(fn)
         return self.inline(source, signature_of(fn), args, kwargs, None,
@@ -360,6 +359,17 @@ def signature_of(fn) -> inspect.Signature:
 
 
 _GENERATOR_FUNCTIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_PLAIN_HELPERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _stores_of_plain(node) -> frozenset | None:
+    """The names a plain helper (counts.plain_helper) stores items into, or
+    None for any other function (cached per node)."""
+    if node not in _PLAIN_HELPERS:
+        stored: set[str] = set()
+        _PLAIN_HELPERS[node] = None if isinstance(node, gast.Lambda) or _yields(node) \
+            or not plain_helper(node.body, stored) else frozenset(stored)
+    return _PLAIN_HELPERS[node]
 
 
 def _yields(node) -> bool:
