@@ -360,3 +360,36 @@ def test_a_size_used_as_a_number_is_right_or_refused_at_every_size(name):
         x = rng.normal(size=(rows, 3))
         value, g = ys.grad(f, x, w)
         assert np.isclose(value, f(x, w), rtol=1e-12)
+
+
+def split_gates(a, h):
+    """Gates packed as columns of one product, split by the state's size."""
+    H = h.shape[1]
+    return np.sum(np.tanh(a[:, :H]) * h + a[:, H:2 * H] ** 2) + np.sum(a[:, -H:])
+
+
+def test_a_slice_bound_that_is_a_size_stays_a_size():
+    rng = np.random.default_rng(0)
+    df = ys.simplegrad(split_gates, rng.normal(size=(3, 12)), rng.normal(size=(3, 4)))
+    body = df.source.split("def grad_split_gates")[1]
+    assert "[:, :H]" in body and ":4]" not in body
+    for batch, hidden, width in ((3, 4, 12), (5, 6, 12), (2, 2, 7)):
+        _agrees(df, split_gates, (rng.normal(size=(batch, width)),
+                                  rng.normal(size=(batch, hidden))))
+    with pytest.raises(ControlFlowChanged):  # the columns cannot hold two states
+        df(rng.normal(size=(3, 7)), rng.normal(size=(3, 4)))
+
+
+def tail_beyond(x, n):
+    """A bound that is negative for short rows and positive for long ones."""
+    return np.sum(x[:, : x.shape[1] - 5] ** 2)
+
+
+def test_the_sign_of_a_slice_bound_is_checked():
+    rng = np.random.default_rng(1)
+    df = ys.simplegrad(tail_beyond, rng.normal(size=(2, 9)), 0)
+    assert ":M - 5]" in df.source
+    for shape in ((4, 9), (3, 12), (1, 5)):
+        _agrees(df, tail_beyond, (rng.normal(size=shape), 0))
+    with pytest.raises(ControlFlowChanged):  # at 3 columns, `:M - 5` counts from the end
+        df(rng.normal(size=(2, 3)), 0)

@@ -98,6 +98,9 @@ def _serves_other_sizes(fn: Callable, args: tuple, options: tuple, made: Made) -
         if probe is None:
             continue
         same = same_at(probe)
+        if same is None and not apart:  # sizes related unsaid: all of them scaled instead
+            scaled = probe_arguments(host, facts, scaled=True)
+            same = same_at(scaled) if scaled is not None else None
         if same is None and not apart or same is False:
             return False
     return True

@@ -29,7 +29,8 @@ LARGE = 16  # a size above which a small probe is tried first (a long loop is ch
 
 
 def probe_arguments(args: tuple, facts: DimFacts, apart: bool = False,
-                    small: bool = False, counts: frozenset = frozenset()) -> tuple | None:
+                    small: bool = False, counts: frozenset = frozenset(),
+                    scaled: bool = False) -> tuple | None:
     """`args` with each free size changed, each array's data repeated along
     the axes that change, so its values stay those of the example (labels
     index the same classes); None where no size is free (or, `apart`, where
@@ -40,7 +41,11 @@ def probe_arguments(args: tuple, facts: DimFacts, apart: bool = False,
     `small`: each size above LARGE becomes a small one (from SMALL up), and
     each trip count read at run time (`counts`: the int arguments the code
     takes a loop's count from) above LARGE becomes LARGE, so that a loop of
-    10,000 steps is probed over a few; None where none is that large."""
+    10,000 steps is probed over a few; None where none is that large.
+    `scaled`: each free size times the least factor that gives no size of
+    the example, which keeps sizes the code relates without saying so
+    (`np.concatenate([h, x])` against weights of `H + D` rows, gates packed
+    as `4 * H` columns), where adding to each size breaks them."""
     free = facts.free()
     values = [facts.values[symbol] for symbol in free]
     long = [index for index in counts if index < len(args) and type(args[index]) is int
@@ -52,8 +57,13 @@ def probe_arguments(args: tuple, facts: DimFacts, apart: bool = False,
     sizes: dict[Symbol, int] = {}
     by_value: dict[int, int] = {}
     least = SMALL
+    factor = next(k for k in range(2, 1 << 20)
+                  if not {facts.values[symbol] * k for symbol in free} & taken)
     for symbol in sorted(free, key=lambda symbol: facts.values[symbol]):
         value = facts.values[symbol]
+        if scaled:
+            sizes[symbol] = value * factor
+            continue
         if value in by_value and not apart:
             sizes[symbol] = by_value[value]
             continue

@@ -240,10 +240,21 @@ class DimFacts:
         if op is operator.eq and truth or op is operator.ne and not truth:
             if self._equate(difference):
                 return truth
-        if not any(d.op is op and self.terms(d.left) == self.terms(left)
-                   and self.terms(d.right) == self.terms(right) for d in self.decisions):
+        if not any(self._same_decision(d, left, op, right) for d in self.decisions):
             self.decisions.append(Decision(left, op, right, truth, where or self.where()))
         return truth
+
+    def _same_decision(self, decision: Decision, left, op: Callable, right) -> bool:
+        """Whether `left op right` is `decision` (`H == K - 3 * H` is
+        `K - 3 * H == H`)."""
+        def difference(a, b):
+            return _subtract(self.terms(a), self.terms(b))
+
+        if decision.op is not op:
+            return False
+        made = difference(decision.left, decision.right)
+        return made == difference(left, right) or op in (operator.eq, operator.ne) \
+            and made == difference(right, left)
 
     def _equate(self, difference: dict) -> bool:
         """Learn `difference == 0` where it is `s - t` (unified) or `s - c`

@@ -546,7 +546,7 @@ def _bound(facts, size, bound, default):
         return default
     if not isinstance(bound, (int, Dim)) or isinstance(bound, bool):
         raise _NoRule
-    if _plain(bound) < 0:
+    if not facts.decide(bound, operator.ge, 0):  # a size's sign is a fact too (`n - 5`)
         facts.decide(size + bound, operator.ge, 0)
         return size + bound
     facts.decide(size, operator.ge, bound)

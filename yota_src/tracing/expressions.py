@@ -11,6 +11,7 @@ import gast
 
 from yota_src.core import operators, primitives
 from yota_src.errors import Location
+from yota_src.ir.dims import Dim
 from yota_src.tracing.generators import UnrolledGenerator
 from yota_src.tracing.ownership import holds_traced
 from yota_src.tracing.source import node_text
@@ -48,7 +49,12 @@ class Expressions:
         unroller = self.unroller
         container = self.eval(node.value, frame)
         if isinstance(container, Traced) or not unroller.index_nodes:
-            return unroller.access.subscript(container, self.eval(node.slice, frame), node, frame)
+            saved, unroller.sized_slices = unroller.sized_slices, isinstance(container, Traced)
+            try:
+                index = self.eval(node.slice, frame)
+            finally:
+                unroller.sized_slices = saved
+            return unroller.access.subscript(container, index, node, frame)
         # `coeffs[t]`: the counter is used
         saved, unroller.python_index = unroller.python_index, True
         try:
@@ -58,10 +64,27 @@ class Expressions:
         return unroller.access.subscript(container, index, node, frame)
 
     def eval_Slice(self, node, frame):
-        concretize = self.unroller.decisions.concretize
-        bound = lambda part: None if part is None else concretize(  # noqa: E731
-            self.eval(part, frame), operator.index, part, frame)
+        """A slice of a traced array keeps a bound made of sizes and numbers
+        as a size (`a[:, :H]`: the result has `H` columns, ir/shapes.py); any
+        other bound is a number (`i:i + k` with a loop's counter `i`: a window
+        that moves with the loop)."""
+        concretize, sized = self.unroller.decisions.concretize, self.unroller.sized_slices
+
+        def bound(part):
+            if part is None:
+                return None
+            value = self.eval(part, frame)
+            if sized and isinstance(value, Dim) and not self._reads_an_int(part, frame):
+                return value
+            return concretize(value, operator.index, part, frame)
+
         return slice(bound(node.lower), bound(node.upper), bound(node.step))
+
+    def _reads_an_int(self, part, frame) -> bool:
+        """Whether an expression reads a name that holds a plain int (a loop's
+        counter, an int argument)."""
+        return any(isinstance(name, gast.Name) and type(value := self.eval(name, frame)) is not bool
+                   and isinstance(value, int) for name in gast.walk(part))
 
     def eval_BinOp(self, node, frame):
         return self.unroller.operators.binary(BINARY[type(node.op)], self.eval(node.left, frame),

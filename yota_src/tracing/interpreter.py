@@ -111,6 +111,7 @@ class Unroller:
         self.index_nodes: set[int] = set()
         self.lengths: dict[Op, tuple[int, counts.Use]] = {}
         self.python_index = False  # evaluating the index of a Python container
+        self.sized_slices = False  # evaluating the index of a traced array: sizes stay sizes
         # calls whose effects the ops may not show: helpers inlined, code run natively
         # (counts.LoopState)
         self.opaque_calls = 0
