@@ -202,3 +202,20 @@ def test_a_pullback_of_a_function_that_writes_is_refused():
     with pytest.raises(MutationError, match="writes into its arguments"):
         ys.vjp(counted, np.ones(4), state)
     assert state == {"n": 0}
+
+
+def index_expression(a, h):
+    return np.sum(np.sin(a[np.s_[:, -3:]]) * h) + np.sum(a[np.index_exp[:, 1:]])
+
+
+def test_an_index_of_slices_built_by_numpy_is_no_write_read_back():
+    """A tuple of slices is no dictionary key before Python 3.12: looking it
+    up among the writes into arguments must not fail."""
+    a, h = np.arange(10.0).reshape(2, 5) / 7, np.ones((2, 3))
+    value, da, dh = ys.simplegrad(index_expression, a, h)(a, h)
+    assert np.isclose(value, index_expression(a, h))
+    expected = np.zeros_like(a)
+    expected[:, -3:] += np.cos(a[:, -3:]) * h
+    expected[:, 1:] += 1
+    np.testing.assert_allclose(da, expected)
+    np.testing.assert_allclose(dh, np.sin(a[:, -3:]))

@@ -76,7 +76,10 @@ class Writes:
         """What the function wrote into an argument, read again as a value
         computed from the arguments: refused, so that a gradient never depends
         on a write the caller sees."""
-        where = self.written.get((id(obj), step))
+        try:
+            where = self.written.get((id(obj), step))
+        except TypeError:  # a key no write had: a tuple of slices (unhashable before 3.12)
+            return
         if where is None or not (isinstance(value, Traced) and value.op.depends):
             return
         raise MutationError(
