@@ -393,3 +393,21 @@ def test_the_sign_of_a_slice_bound_is_checked():
         _agrees(df, tail_beyond, (rng.normal(size=shape), 0))
     with pytest.raises(ControlFlowChanged):  # at 3 columns, `:M - 5` counts from the end
         df(rng.normal(size=(2, 3)), 0)
+
+
+def written_by_size(x, v):
+    H = v.shape[0]
+    out = np.zeros_like(x)
+    out[:H] = v * 2
+    out[H:2 * H] += np.sin(v)
+    return np.sum(out * x)
+
+
+def test_a_write_into_a_slice_bounded_by_a_size_serves_every_size():
+    rng = np.random.default_rng(0)
+    df = ys.simplegrad(written_by_size, rng.normal(size=7), rng.normal(size=3))
+    assert "out[:H] = v * 2" in df.source
+    for n, h in ((7, 3), (9, 4), (4, 2), (2, 1)):
+        _agrees(df, written_by_size, (rng.normal(size=n), rng.normal(size=h)))
+    with pytest.raises(ControlFlowChanged):  # no room for the second write
+        df(rng.normal(size=5), rng.normal(size=3))

@@ -49,12 +49,8 @@ class Expressions:
         unroller = self.unroller
         container = self.eval(node.value, frame)
         if isinstance(container, Traced) or not unroller.index_nodes:
-            saved, unroller.sized_slices = unroller.sized_slices, isinstance(container, Traced)
-            try:
-                index = self.eval(node.slice, frame)
-            finally:
-                unroller.sized_slices = saved
-            return unroller.access.subscript(container, index, node, frame)
+            return unroller.access.subscript(container, self.index(container, node, frame),
+                                             node, frame)
         # `coeffs[t]`: the counter is used
         saved, unroller.python_index = unroller.python_index, True
         try:
@@ -62,6 +58,16 @@ class Expressions:
         finally:
             unroller.python_index = saved
         return unroller.access.subscript(container, index, node, frame)
+
+    def index(self, container, node, frame):
+        """The index of `container[...]` (read or written): of a traced
+        array, its slices keep sizes as bounds (`eval_Slice`)."""
+        unroller = self.unroller
+        saved, unroller.sized_slices = unroller.sized_slices, isinstance(container, Traced)
+        try:
+            return self.eval(node.slice, frame)
+        finally:
+            unroller.sized_slices = saved
 
     def eval_Slice(self, node, frame):
         """A slice of a traced array keeps a bound made of sizes and numbers

@@ -375,7 +375,7 @@ class Unroller:
     def recompute(self, fn, args: tuple, kwargs: dict) -> Traced:
         """The same primitive on the current values of its arguments: a view
         made again after the array it looks into was written."""
-        value = self.run_primitive(fn, values_of(args), values_of(kwargs))
+        value = self.run_primitive(fn, plain(values_of(args)), plain(values_of(kwargs)))
         return self.recorder.record(fn, args, kwargs, value, self.loc, note_views=False)
 
 

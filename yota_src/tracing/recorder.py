@@ -17,7 +17,7 @@ import numpy as np
 from yota_src.core import nested, primitives
 from yota_src.core.values import is_array
 from yota_src.errors import Location, NoDiffRuleError, UnsupportedSyntaxError
-from yota_src.ir.dims import Dim, has_dims
+from yota_src.ir.dims import Dim, has_dims, plain
 from yota_src.ir.shapes import result_dims
 from yota_src.ir.tape import Call, Const, Guard, Input, Op, shape_and_dtype
 from yota_src.tracing import array_library
@@ -108,7 +108,7 @@ class Recorder:
         if self.keep_values:
             self.values[op] = value
             if fn in primitives.INDEX_STORES and isinstance(op.args[0], Op):
-                self.values.supersede(op.args[0], op, values_of(args[1]))
+                self.values.supersede(op.args[0], op, plain(values_of(args[1])))
         result = Traced(op, value, self.interpreter)
         if note_views:
             self.views.note(result, fn, args, kwargs)

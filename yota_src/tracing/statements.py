@@ -51,7 +51,7 @@ class Statements:
             self.unpack(target.elts, value, target, frame)
         elif kind is gast.Subscript:
             container = self.eval(target.value, frame)
-            index = self.eval(target.slice, frame)
+            index = self.unroller.expressions.index(container, target, frame)
             self.unroller.access.store_item(container, index, value, target, frame)
         elif kind is gast.Attribute:
             obj = self.eval(target.value, frame)
@@ -131,7 +131,7 @@ class Statements:
         target = stmt.target
         if isinstance(target, gast.Subscript):
             container = self.eval(target.value, frame)
-            index = self.eval(target.slice, frame)
+            index = self.unroller.expressions.index(container, target, frame)
             current = self.unroller.access.subscript(container, index, target, frame)
         elif isinstance(target, gast.Attribute):
             owner = self.eval(target.value, frame)

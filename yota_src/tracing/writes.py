@@ -13,6 +13,7 @@ import numpy as np
 from yota_src.core import primitives
 from yota_src.core.values import ATTR
 from yota_src.errors import MutationError
+from yota_src.ir.dims import plain
 from yota_src.ir.tape import Call, Const, Input
 from yota_src.tracing.source import node_text
 from yota_src.tracing.traced import Traced, has_traced, traced_in, values_of
@@ -155,13 +156,14 @@ class Writes:
                     self.guard_written_once(container, index, node, frame)
             else:
                 shape = np.shape(container.value)
-                selected = np.arange(np.prod(shape, dtype=int)).reshape(shape)[values_of(index)]
+                every = np.arange(np.prod(shape, dtype=int)).reshape(shape)
+                selected = every[plain(values_of(index))]
                 if np.unique(selected).size != selected.size:  # an element written twice
                     raise MutationError("assignment with repeated indices",
                                         self.unroller.location_of(node, frame),
                                         hint="Only the last write would count; make the "
                                              "indices unique or accumulate with np.add.at.")
-        written = _region(container.value, values_of(index))  # the old memory written
+        written = _region(container.value, plain(values_of(index)))  # the memory written
         new = self.unroller.primitive(primitives.index_update, (container, index, value), {})
         self.mutate(container, new, node, frame, written)
 
