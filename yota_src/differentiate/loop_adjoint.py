@@ -213,7 +213,6 @@ class _Reverse:
         self.next_index: Op | None = None
         self.stacks: dict[Op, Param] = {}
         self.outside: dict[Op, Param] = {}  # forward outside param -> the reversed loop's
-        self.recorded = {loop.origins.get(op, op) for op in loop.ops}  # the masks among them
 
     def look(self, value: Op) -> Op:
         """What the reversed body reads for a forward body value: its stack at
@@ -267,11 +266,7 @@ class _Reverse:
         that has another size at each iteration (`x[pos]`), which no stack
         holds, made again from what the reversed body reads for its operands."""
         if isinstance(value, Call) and self._ragged(value):
-            made = Call(value.fn, map_refs(value.args, self.look),
-                        map_refs(value.kwargs, self.look), value.shape, value.dtype, value.loc,
-                        value.depends)
-            made.hint, made.dims, made.selects = value.hint, value.dims, value.selects
-            return made
+            return _copied(value, self.look)
         if not isinstance(value, Call) or value.kwargs:
             return None
         if value.fn is primitives.dimension:  # a size: the same at every iteration
@@ -295,13 +290,9 @@ class _Reverse:
 
     def _ragged(self, value: Call) -> bool:
         """Whether a size of `value` is the count of a mask the body makes."""
-        for size in value.dims or ():
-            if isinstance(size, Dim):
-                masks = size.facts.mask_of
-                if any(masks.get(symbol) in self.recorded for monomial in size.terms
-                       for symbol in monomial[0]):
-                    return True
-        return False
+        masks = self.loop.masks()
+        return any(symbol in masks for size in value.dims or () if isinstance(size, Dim)
+                   for monomial, _ in size.terms for symbol in monomial)
 
     def build(self, dy: list) -> _Reversed | None:
         loop, body = self.loop, self.body

@@ -79,8 +79,8 @@ class DimFacts:
         self.where: Callable[[], object] = lambda: None  # the location of a decision
         self.as_value: Callable[[Dim], object] | None = None  # a Dim as a traced number
         self.counting = True  # a mask's count may be a size (not in a pass: ir/shapes.py)
-        self.masks: list = []  # the ops whose counts are sizes (Count keys are their ids)
-        self.mask_of: dict[Count, object] = {}  # each count's mask op
+        # each count's mask op, held, so that no other op takes the ids its key holds
+        self.mask_of: dict[Count, object] = {}
         self.selections: dict = {}  # what a mask computes (ir/shapes.py) -> its Count key
         # loops' trip counts taken from sizes (tracing/counts.py), each pinned where
         # the code runs its loop the example's number of times (passes/roll.py)
@@ -531,6 +531,16 @@ def at_counts(structure, counts: dict):
         return total
 
     return nested.map_leaves(structure, value, lambda v: isinstance(v, Dim))
+
+
+def facts_of(*ops) -> DimFacts | None:
+    """The facts the sizes of these ops hold (a loop body's tape, or a guard,
+    has no signature to say them), or None where no size is a Dim."""
+    for op in ops:
+        for size in getattr(op, "dims", None) or ():
+            if isinstance(size, Dim):
+                return size.facts
+    return None
 
 
 def has_dims(structure) -> bool:

@@ -22,7 +22,7 @@ import numpy as np
 
 from yota_src.core.primitives import has_effect, index_add, index_update
 from yota_src.errors import ControlFlowChanged, Location
-from yota_src.ir.dims import Count, Dim, at_counts, plain
+from yota_src.ir.dims import Count, at_counts, facts_of, plain
 from yota_src.ir.tape import Call, Guard, Op, map_refs, op_text, operands, readers
 
 COUNTER, CARRIED, OUTSIDE = "counter", "carried", "outside"
@@ -83,7 +83,7 @@ class Loop:
         # zeros of its outputs' types (loop_adjoint.py: only long loops)
         self.placeholder = False
         self._code = None  # (ops, the body as a Python function): `_compiled`
-        self._mask_ops = None  # (ops, each count of a mask of the body -> its mask): `_masks`
+        self._mask_ops = None  # (ops, each count of a mask of the body -> its mask): `masks`
         self.__name__ = self.__qualname__ = "loop"
 
     def replace(self, **changes) -> Loop:
@@ -261,7 +261,7 @@ class Loop:
                 values[op] = fn(*[values[a] if is_op else a for is_op, a in flat])
             elif isinstance(op, Call):  # sizes (ir/dims.py) as this iteration's values
                 counts = {count: int(np.count_nonzero(values[mask]))
-                          for count, mask in self._masks().items() if mask in values}
+                          for count, mask in self.masks().items() if mask in values}
                 look = lambda s: at_counts(map_refs(s, values.__getitem__), counts)  # noqa: E731
                 values[op] = fn(*look(op.args), **look(op.kwargs))
             elif op.convert(values[op.value]) != op.expected and not _counted(op):
@@ -270,7 +270,7 @@ class Loop:
                 raise ControlFlowChanged(op.message("the rolled loop"))
         return True
 
-    def _masks(self) -> dict:
+    def masks(self) -> dict:
         """Each count of a mask the body makes (ir/dims.Count) -> that mask:
         a size such as a broadcast's shape takes its iteration's count."""
         if self._mask_ops is None or self._mask_ops[0] is not self.ops:
@@ -389,5 +389,4 @@ def is_loop_output(op) -> bool:
 def _counted(guard: Guard) -> bool:
     """A guard of the counts of masks the code reads at run time: the
     iterations of a stable sigmoid's loop select other numbers each."""
-    facts = next((size.facts for size in guard.value.dims or () if isinstance(size, Dim)), None)
-    return guard.read_at_run_time(facts)
+    return guard.read_at_run_time(facts_of(guard.value))

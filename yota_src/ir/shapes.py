@@ -444,7 +444,6 @@ def _masked(facts, dims: tuple, items: tuple) -> tuple:
     elif facts.counting:
         key = facts.selections.setdefault(_structure(mask), ("mask", len(facts.selections)))
         count = facts.count(key, int(np.count_nonzero(mask_value(items[at]))))
-        facts.masks.append(mask)  # held, so that no other op takes the ids its key holds
         facts.mask_of[Count(key)] = mask
     else:
         raise _NoRule

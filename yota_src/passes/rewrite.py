@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from yota_src.core import nested
-from yota_src.ir.dims import Dim
+from yota_src.ir.dims import facts_of
 from yota_src.ir.shapes import infer_dims
 from yota_src.ir.tape import Call, Guard, Op, Tape, map_refs, operands
 
@@ -96,14 +96,5 @@ def _sized(op: Op, recorded: set, tape: Tape) -> None:
     """A new op's run-time sizes, from its operands' (ir/shapes.py): a pass
     need not say them."""
     if op not in recorded and op.dims is None:
-        op.dims = infer_dims(op, getattr(tape.signature, "dims", None) or _facts_of(op))
-
-
-def _facts_of(op: Op):
-    """The sizes' facts an op's operands hold (a loop body's tape has no
-    signature to hold them)."""
-    for operand in operands(op):
-        for size in getattr(operand, "dims", None) or ():
-            if isinstance(size, Dim):
-                return size.facts
-    return None
+        op.dims = infer_dims(op, getattr(tape.signature, "dims", None)
+                             or facts_of(*operands(op)))  # a loop body's tape has none
