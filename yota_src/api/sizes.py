@@ -57,8 +57,8 @@ def probe_arguments(args: tuple, facts: DimFacts, apart: bool = False,
     sizes: dict[Symbol, int] = {}
     by_value: dict[int, int] = {}
     least = SMALL
-    factor = next(k for k in range(2, 1 << 20)
-                  if not {facts.values[symbol] * k for symbol in free} & taken)
+    factor = next(k for k in range(2, 1 << 20)  # (a scaled probe's)
+                  if not {facts.values[symbol] * k for symbol in free} & taken) if scaled else 1
     for symbol in sorted(free, key=lambda symbol: facts.values[symbol]):
         value = facts.values[symbol]
         if scaled:
