@@ -275,7 +275,8 @@ def _operand(before: str, operand: ast.expr, parent: ast.expr, right: bool) -> t
     """An operand of `parent` with the text around it: in parentheses where
     it binds no tighter than `parent` on that side."""
     mine, theirs = _precedence(operand), _precedence(parent)
-    if mine < theirs or (mine == theirs and (right or isinstance(parent, ast.Compare))):
+    if mine < theirs or (mine == theirs and (right or isinstance(parent, (ast.Compare,
+                                                                          ast.BoolOp)))):
         return before + "(", operand, ")"
     return before, operand, ""
 
