@@ -50,6 +50,11 @@ class Location:
     # the loops running there, outermost first: (LoopEntry, iteration) per
     # loop; see iterations.py
     loops: tuple = ()
+    # the arms of `if` statements decided by the data running there, outermost
+    # first: (BranchEntry, arm) each, where arm is True or False for an op of
+    # that arm, "test" for the decision's guard, "join" for what a name holds
+    # after it (tracing/branches.py)
+    branches: tuple = ()
 
     @property
     def short(self) -> str:
@@ -90,6 +95,18 @@ class LoopEntry:
     start: int | None = field(default=None, compare=False)
     # whether its iterations change state the trace folds (counts.LoopState)
     state: object = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, order=True)
+class BranchEntry:
+    """One run of an `if` statement decided by the data inside a loop,
+    numbered in the order they run; `node` is the statement (the same for
+    every run: what tells the iterations' branches apart). `names`: the
+    names the statement assigns, joined after it."""
+
+    number: int
+    node: object = field(default=None, compare=False)
+    names: tuple = field(default=(), compare=False)
 
 
 class YotaError(Exception):

@@ -42,7 +42,6 @@ from yota_src.core.values import (
     describe_value,
     path_expression,
 )
-from yota_src.ir.loops import is_loop
 from yota_src.ir.signature import Container
 from yota_src.ir.tape import Guard, Tape
 from yota_src.tracing import array_library
@@ -69,9 +68,8 @@ class Guards:
                  spell: Speller, module_level: ModuleLevel):
         self.tape, self.sig, self.name, self.params = tape, tape.signature, function, params
         self.names, self.spell, self.module_level = names, spell, module_level
-        self.facts = facts([guard for op in tape.ops for guard in
-                            (call_guards(op) if is_loop(op) else [op])
-                            if isinstance(guard, Guard) and not self.read_at_run_time(guard)])
+        self.facts = facts([guard for op in tape.ops for guard in call_guards(op)
+                            if not self.read_at_run_time(guard)])
         self.fact_names: dict[Fact, str] = {}  # facts decided more than once: module constants
         self.fact_lines: list[str] = []
         self.other_path = names.unused("_other_path")  # the helper guards raise through

@@ -19,26 +19,55 @@ import re
 import numpy as np
 
 from yota_src.core.primitives import index_add, index_update, returns_new_array
+from yota_src.ir.branches import is_branch
 from yota_src.ir.loops import Loop, Param, is_loop
 from yota_src.ir.tape import Call, Guard, Input, Op, Tape, operands, readers, sizes
 
 
 def loop_calls(tape: Tape) -> list[Call]:
     """The loop calls of the tape, and of their bodies (loops inside loops)."""
+    return [call for call in nested_calls(tape) if is_loop(call)]
+
+
+def nested_calls(tape: Tape) -> list[Call]:
+    """The loop and branch calls of the tape, of loops' bodies and of
+    branches' arms, each before those inside it."""
     found, ops = [], list(tape.ops)
     while ops:
-        calls = [op for op in ops if is_loop(op)]
+        calls = [op for op in ops if is_loop(op) or is_branch(op)]
         found += calls
-        ops = [op for call in calls for op in call.fn.ops]
+        ops = [op for call in calls for op in inner_ops(call)]
     return found
 
 
-def call_guards(call: Call) -> list:
-    """The guards of a loop's body, once per iteration, where the loop stands
-    among the tape's (a fact counts the times it held); a `while` loop's
-    test is its header, not a guard."""
-    return [op for op in call.fn.ops
-            if isinstance(op, Guard) and op is not call.fn.test] * call.fn.count
+def inner_ops(call: Call) -> list:
+    if is_loop(call):
+        return call.fn.ops
+    return [op for arm in call.fn.arms.values() if arm is not None for op in arm.ops]
+
+
+def arm_readers(call: Call) -> dict:
+    """Each arm value's readers; the branch (None) reads what its arms give."""
+    users: dict = {}
+    for arm in call.fn.arms.values():
+        if arm is not None:
+            for op, readers_of in readers(arm.ops, arm.results).items():
+                users.setdefault(op, []).extend(readers_of)
+    return users
+
+
+def call_guards(op: Op) -> list:
+    """The guards of a loop's body (once per iteration) or a branch's arms,
+    where the call stands among the tape's, those of the calls inside them
+    too (a fact counts the times it held); a `while` loop's test is its
+    header, not a guard. Any other op: itself, if a guard."""
+    if is_loop(op):
+        return [guard for each in op.fn.ops if each is not op.fn.test
+                for guard in call_guards(each)] * op.fn.count
+    if is_branch(op):
+        return [guard for arm in op.fn.arms.values() if arm is not None for each in arm.ops
+                for guard in call_guards(each)]
+    return [op] if isinstance(op, Guard) else []
 
 
 def body_readers(loop: Loop) -> dict:

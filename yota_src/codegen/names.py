@@ -203,13 +203,23 @@ class Names(dict):
                             if isinstance(op, Call) and isinstance(op.kwargs.get("out"), Op)}
         self.overwritten |= _in_shared_work_arrays(tape.ops)
         self.backward = set(tape.ops[tape.n_forward:])
-        loops = loop_code.loop_calls(tape)
+        calls = loop_code.nested_calls(tape)
+        loops = [call for call in calls if is_loop(call)]
         body_labels = {}
-        for call in loops:
-            self.users.update(loop_code.body_readers(call.fn))
-            body_labels.update(call.fn.labels)
+        for call in calls:
+            if is_loop(call):
+                self.users.update(loop_code.body_readers(call.fn))
+            else:  # a capture is read outside and in the arms
+                for op, readers_of in loop_code.arm_readers(call).items():
+                    self.users.setdefault(op, []).extend(readers_of)
+            if is_loop(call):
+                body_labels.update(call.fn.labels)
+            else:
+                for arm in call.fn.arms.values():
+                    body_labels.update(arm.labels if arm is not None else {})
             if call in self.backward:
-                self.backward.update(call.fn.ops + list(call.fn.params))
+                self.backward.update(loop_code.inner_ops(call)
+                                     + (list(call.fn.params) if is_loop(call) else []))
         self.loop_reads = {op for call in loops for op in call.fn.ops  # `xs[t]`, `t + 1`
                            if op.loc is None and isinstance(op, Call)}
         self.naming = Naming(tape, kind, tape.signature.params, self.users, body_labels,

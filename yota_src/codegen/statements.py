@@ -14,7 +14,7 @@ import ast
 
 import numpy as np
 
-from yota_src.codegen import loop_code
+from yota_src.codegen import branch_code, loop_code
 from yota_src.codegen.guards import Guards
 from yota_src.codegen.layout import comment, raising
 from yota_src.codegen.loader import InProcessOnly
@@ -26,6 +26,7 @@ from yota_src.codegen.work_arrays import WorkArrays
 from yota_src.core import primitives
 from yota_src.core.values import path_name
 from yota_src.ir import contexts
+from yota_src.ir.branches import is_branch
 from yota_src.ir.loops import is_loop, is_loop_output
 from yota_src.ir.tape import Call, Const, Guard, Input, Op, Tape
 
@@ -46,6 +47,7 @@ class StatementWriter:
         self.augmented: set[Op] = set()  # a loop's updates of its own arrays, in place
         self.counters: list[str] = []  # the names loop counters take, by depth, once named
         self.open_loops: list = []  # the loops whose body is being written
+        self.open_branches: list = []  # the branches whose arms are being written
         self.outputs: dict[Call, list[str]] = {}  # a loop's outputs: the variables it sets
         self.writes_in_place = set(names.naming.in_place.values())
 
@@ -161,7 +163,9 @@ class StatementWriter:
                     f"{ast.unparse(self.spell.literal(value))}"]
         if is_loop(op):
             return loop_code.loop_statements(self, op)
-        if is_loop_output(op):  # a variable the loop sets
+        if is_branch(op):
+            return branch_code.branch_statements(self, op)
+        if is_loop_output(op) or branch_code.is_branch_output(op):  # a variable it sets
             self.names[op] = self.outputs[op.args[0]][op.args[1]]
             return []
         if isinstance(op, Call) and op.fn is primitives.work_array:

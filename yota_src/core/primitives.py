@@ -72,6 +72,15 @@ def dimension(size):
     return int(size)
 
 
+def joined(value, before=None):
+    """The value a name holds after an `if` decided by the data, inside a
+    loop (`before`: the one it held before): one op per name, whichever arm
+    ran (tracing/branches.py), so that iterations that took other arms still
+    line up op for op. The roll pass makes the arms of such iterations one
+    branch op and drops the rest."""
+    return value
+
+
 # Pseudo-primitives printed as a method of their first argument: `a.astype(float)`.
 METHODS = {astype: "astype", item: "item", element: "item", tolist: "tolist"}
 

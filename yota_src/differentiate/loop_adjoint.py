@@ -21,6 +21,7 @@ from yota_src.core import primitives, registry
 from yota_src.differentiate import higher_order
 from yota_src.differentiate.propagate import accumulate, active_ops, plus, propagate
 from yota_src.differentiate.template_driver import TemplateDriver
+from yota_src.ir.branches import is_branch
 from yota_src.ir.dims import Dim, has_dims
 from yota_src.ir.loops import CARRIED, COUNTER, OUTSIDE, Loop, Param
 from yota_src.ir.shapes import same_mask
@@ -28,6 +29,9 @@ from yota_src.ir.tape import Call, Guard, Op, iter_refs, map_refs, operands, siz
 from yota_src.tracing.traced import Traced, values_of
 
 LONG = 64  # iterations from which a reversed loop is not run on the example
+# operators on numbers a reversed loop computes again rather than stacks
+_CHEAP = frozenset({operator.eq, operator.ne, operator.lt, operator.le, operator.gt,
+                    operator.ge, operator.add, operator.sub})
 
 
 @dataclass
@@ -125,7 +129,8 @@ def _pruned(loop: Loop, args: list) -> tuple[Loop, list]:
     slots: set[int] = set()
     while True:
         live = set(loop.saved) | {op for op in loop.ops if isinstance(op, Guard)
-                                  or isinstance(op, Call) and primitives.has_effect(op.fn)}
+                                  or isinstance(op, Call) and primitives.has_effect(op.fn)
+                                  and not (is_branch(op) and not op.fn.effectful(False))}
         live |= {loop.results[k] for k in slots}
         for op in reversed(loop.ops):
             if op in live:
@@ -276,9 +281,18 @@ class _Reverse:
                                                    self._read_again(value.args[0])):
             made = Call(value.fn, (self.look(value.args[0]), value.args[1]), {}, value.shape,
                         value.dtype, None, value.depends)
+        elif value.fn in _CHEAP and value.shape == () and len(value.args) == 2 and all(
+                not isinstance(a, Op) or a is self.loop.counter
+                or isinstance(a, Param) and a.role == OUTSIDE and a.shape == ()
+                or self._read_again(a) is not None for a in value.args):
+            # `u == y[t]`, a branch's test: computed again, not stacked
+            made = Call(value.fn, tuple(self.look(a) if isinstance(a, Op) else a
+                                        for a in value.args), {}, value.shape, value.dtype,
+                        None, value.depends)
         elif value.fn is operator.getitem and len(value.args) == 2 \
                 and isinstance(value.args[0], Param) and value.args[0].role == OUTSIDE \
                 and all(leaf is self.loop.counter or self._read_again(leaf) is not None
+                        or isinstance(leaf, Param) and leaf.role == OUTSIDE
                         for leaf in iter_refs(value.args[1])):
             made = Call(operator.getitem, (self.look(value.args[0]),
                                            map_refs(value.args[1], self.look)), {},

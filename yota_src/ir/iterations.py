@@ -10,6 +10,14 @@ from __future__ import annotations
 from yota_src.ir.tape import Op, Tape
 
 
+class CounterValue(int):
+    """A loop counter's value where the code computes with it (`j == y[i]`,
+    `t * dt`): an int of the op it lands in that may move with the iteration
+    when the loop rolls (passes/matching.py), written as the counter then."""
+
+    __slots__ = ()
+
+
 def iterations(tape: Tape) -> dict[int, dict[int, list[Op]]]:
     """For each loop entry, the primal's ops of its iterations in tape order,
     by iteration (ops of loops nested inside belong to the outer iteration too)."""

@@ -353,6 +353,8 @@ class Loop:
         for op in self.ops:
             text = op_text(op, names)
             lines.append(indent + (f"{names[op]} = {text}" if isinstance(op, Call) else text))
+            if isinstance(op, Call) and callable(getattr(op.fn, "listing", None)):
+                lines += [indent + line for line in op.fn.listing(names, indent)]  # inside
         carried = ", ".join(names[p] for p in self.carried)
         results = ", ".join(names[r] for r in self.results)
         if carried:

@@ -23,6 +23,7 @@ import numpy as np
 
 from yota_src.core import primitives
 from yota_src.core.nested import leaves
+from yota_src.ir.branches import Branch, is_branch
 from yota_src.ir.dims import Count, Dim, DimFacts, has_dims
 from yota_src.ir.loops import Loop, is_loop
 from yota_src.ir.tape import Op
@@ -57,6 +58,8 @@ def result_dims(fn, args: tuple, kwargs: dict, shape: tuple | None,
     symbolic = [v for v in leaves((args, kwargs), _symbolic)]
     if not symbolic or shape == ():
         return None  # a number has no sizes; the code computes it from the sizes it reads
+    if isinstance(fn, Branch):  # a tuple: its parts' sizes are its arms' (`_getitem`)
+        return None
     if isinstance(fn, Loop):  # a tuple: its parts' sizes are the loop's (`_getitem`)
         if not _loop_fits(facts, fn, args):
             for each in symbolic:
@@ -103,8 +106,13 @@ def _symbolic(value) -> bool:
     if isinstance(value, Dim):
         return True
     op = _op_of(value)
-    return op is not None and (op.dims is not None or is_loop(op) and has_dims(
+    return op is not None and (op.dims is not None or _of_parts(op) and has_dims(
         op.fn.output_dims()))
+
+
+def _of_parts(op) -> bool:
+    """A call whose value is a tuple of parts with their own sizes."""
+    return is_loop(op) or is_branch(op)
 
 
 def _loop_fits(facts: DimFacts, loop: Loop, args: tuple) -> bool:
@@ -131,7 +139,7 @@ def _dims_in(value) -> list:
     if isinstance(value, Dim):
         return [value]
     op = _op_of(value)
-    if is_loop(op):
+    if _of_parts(op):
         return [d for part in op.fn.output_dims() for d in part if isinstance(d, Dim)]
     return [d for d in op.dims if isinstance(d, Dim)]
 
@@ -374,7 +382,7 @@ def _index_store(facts, buffer, index, values):
 # --- indexing --------------------------------------------------------------------------
 
 def _getitem(facts, a, index):
-    if is_loop(_op_of(a)):  # a loop's carried value or stack
+    if _of_parts(_op_of(a)):  # a loop's carried value or stack, a branch's name
         return _op_of(a).fn.output_dims()[index]
     dims = dims_of_value(a)
     items = index if isinstance(index, tuple) else (index,)

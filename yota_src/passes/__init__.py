@@ -14,7 +14,8 @@ from yota_src.core import nested
 from yota_src.ir.tape import Call, Guard, Tape, TapeError
 from yota_src.passes.accumulate import accumulate_scatters
 from yota_src.passes.batch import batch_row_updates, hoist_row_products
-from yota_src.passes.bodies import in_loop_bodies
+from yota_src.passes.bodies import in_branch_arms, in_loop_bodies
+from yota_src.passes.branches import drop_joins
 from yota_src.passes.cse import eliminate_common_subexpressions
 from yota_src.passes.dce import drop_unread_stacks, eliminate_dead_code
 from yota_src.passes.gather import gather_scalars
@@ -30,12 +31,14 @@ from yota_src.passes.work_arrays import use_work_arrays
 
 VERIFY = os.environ.get("YOTA_SRC_VERIFY") == "1"
 
-FORWARD_PASSES = (roll_loops, simplify, eliminate_common_subexpressions,
+FORWARD_PASSES = (roll_loops, drop_joins, simplify, eliminate_common_subexpressions,
                   in_loop_bodies(simplify, eliminate_common_subexpressions), drop_unread_stacks)
 BACKWARD_PASSES = (fold_seeds, keep_masked_zeros, simplify, eliminate_common_subexpressions,
                    hoist_row_products, batch_row_updates,
                    in_loop_bodies(simplify, eliminate_common_subexpressions,
-                                  accumulate_scatters, eliminate_dead_code),
+                                  accumulate_scatters, eliminate_dead_code,
+                                  in_branch_arms(simplify, eliminate_common_subexpressions,
+                                                 eliminate_dead_code)),
                    accumulate_scatters, gather_scalars, eliminate_dead_code, python_scalars,
                    own_outputs, update_in_place)
 

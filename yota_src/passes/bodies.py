@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from yota_src.ir.branches import Arm, Branch, is_branch
 from yota_src.ir.loops import Param, is_loop
 from yota_src.ir.tape import Call, Op, Tape, operands
 from yota_src.passes.rewrite import rewrite
@@ -45,3 +46,35 @@ def in_loop_bodies(*passes: Callable[[Tape], Tape]) -> Callable[[Tape], Tape]:
         return rewrite(tape, visit)
     loop_bodies.__name__ = f"loop_bodies({', '.join(each.__name__ for each in passes)})"
     return loop_bodies
+
+
+def in_branch_arms(*passes: Callable[[Tape], Tape]) -> Callable[[Tape], Tape]:
+    """A pass that runs `passes` on each arm of each branch of the tape whose
+    arms are closed over parameters (a reversed branch's: ir/branches.py)."""
+    def branch_arms(tape: Tape) -> Tape:
+        def visit(op: Op, forward: bool, original: Op) -> Op:
+            if not is_branch(op) or not all(isinstance(c, Param) for c in op.fn.captures):
+                return op
+            branch, arms, changed = op.fn, {}, False
+            for taken, arm in branch.arms.items():
+                if arm is None:
+                    continue
+                body = Tape([*branch.captures, *arm.ops], arm.results, None,
+                            labels=dict(arm.labels), origins=dict(arm.origins))
+                for each in passes:
+                    body = each(body)
+                body = branch_arms(body)
+                ops = [each for each in body.ops if not isinstance(each, Param)]
+                changed = changed or ops != arm.ops
+                arms[taken] = Arm(arm.captures, ops, tuple(body.output), body.labels,
+                                  {**arm.origins, **body.origins})
+            if not changed:
+                return op
+            made = Call(Branch(branch.node, branch.names, arms, branch.guard, branch.captures,
+                               branch.loc), op.args, op.kwargs, op.shape, op.dtype, op.loc,
+                        op.depends)
+            made.hint = op.hint
+            return made
+        return rewrite(tape, visit)
+    branch_arms.__name__ = f"branch_arms({', '.join(each.__name__ for each in passes)})"
+    return branch_arms

@@ -12,17 +12,29 @@ each of its iterations matches the body op for op, operand for operand.
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from yota_src.core import nested, primitives
+from yota_src.core import nested
 from yota_src.core.primitives import has_effect
-from yota_src.ir.dims import Count, Dim, has_dims
-from yota_src.ir.iterations import inner_loops, iterations
+from yota_src.ir.branches import Arm, Branch, is_branch
+from yota_src.ir.dims import Dim, has_dims
+from yota_src.ir.iterations import CounterValue, iterations
 from yota_src.ir.loops import CARRIED, COUNTER, OUTSIDE, Loop, Param, is_loop
-from yota_src.ir.tape import Call, Const, Guard, Op, Tape, map_refs, readers
+from yota_src.ir.tape import Call, Const, Guard, Op, Tape, map_refs, operands, readers
+from yota_src.ir.tape import sizes as sizes_of
 from yota_src.passes.bodies import in_loop_bodies
+from yota_src.passes.branches import close_branches, open_branches
+from yota_src.passes.matching import (
+    Run,
+    agrees,
+    from_end,
+    index_leaves,
+    is_index_read,
+    leaves,
+    match_iteration,
+    next_run,
+)
 from yota_src.passes.rewrite import with_operands
 from yota_src.passes.run_time_counts import Counts, counted_at_run_time
 
@@ -42,10 +54,11 @@ def roll_loops(tape: Tape, shortest: int = SHORTEST) -> Tape:
             break
         for count in folded:  # its length is not free after all: rolled again, folded
             count.argument.used = True
-    if not any(is_loop(op) for op in rolled.ops):
-        return rolled
-    # a loop inside a rolled loop: its iterations are in the body, rolled there
-    return in_loop_bodies(_roll_inner)(rolled)
+    if any(is_loop(op) for op in rolled.ops):
+        # a loop inside a rolled loop: its iterations are in the body, rolled there
+        rolled = in_loop_bodies(_roll_inner)(rolled)
+    # a branch of one arm in a body stayed whole for the loops inside to roll
+    return open_branches(rolled)
 
 
 def _shortest(entry, shortest: int) -> int:
@@ -61,7 +74,7 @@ def _roll_inner(body: Tape) -> Tape:
 
 
 def _rolled(tape: Tape, shortest: int, counts: Counts) -> Tape:
-    tape = counted_at_run_time(tape, counts)
+    tape = close_branches(counted_at_run_time(tape, counts))
     position = {op: i for i, op in enumerate(tape.ops)}
     users = readers(tape.ops, tape.output)
     bodies: dict[int, _Body] = {}  # by the position of the run's first op
@@ -72,22 +85,8 @@ def _rolled(tape: Tape, shortest: int, counts: Counts) -> Tape:
             if body is not None:
                 bodies[position[body.members_in_order[0]]] = body
                 taken.update(body.members)
-    return _rebuilt(tape, bodies, users, counts) if bodies else tape
-
-
-@dataclass
-class _Run:
-    first: int
-    template: int
-    last: int
-
-
-@dataclass
-class _Match:
-    """What matching one iteration against the template found."""
-
-    inits: dict = field(default_factory=dict)  # carried slot -> the value it starts from
-    moving: dict = field(default_factory=dict)  # an index place -> whether it moves
+    return open_branches(_rebuilt(tape, bodies, users, counts) if bodies else tape,
+                         bodies=False)
 
 
 def matching_runs(tape: Tape, shortest: int = SHORTEST) -> list[tuple[int, int, int]]:
@@ -109,220 +108,9 @@ def _runs(entry, by_iteration: dict, shortest: int):
         lowest = found[0].last + 1
 
 
-def next_run(entry, by_iteration: dict, lowest: int, shortest: int):
-    """The first run of at least `shortest` matching iterations from `lowest` on."""
-    for template in sorted(n for n in by_iteration if n >= lowest):
-        if template - 1 not in by_iteration:
-            continue
-        matches, last, moving = [], template, {}
-        while last + 1 in by_iteration:
-            match = _match(entry, by_iteration, last + 1, template, relaxed=False)
-            if match is None or not _agrees(match, moving):
-                break
-            matches.append(match)
-            last += 1
-        first = template
-        before = _match(entry, by_iteration, template - 1, template, relaxed=True) \
-            if template - 1 >= lowest else None
-        if before is not None and _agrees(before, moving):
-            matches.append(before)
-            first = template - 1
-        if last - first + 1 >= shortest:
-            return _Run(first, template, last), matches
-    return None
-
-
-def _agrees(match: _Match, moving: dict) -> bool:
-    """Whether the indices that stay or move in `match` do so in the run so
-    far (`moving`, which learns those it did not know): `x[t % n]` moves with
-    the iteration until it wraps around to where it started."""
-    if any(moving.get(key, moves) != moves for key, moves in match.moving.items()):
-        return False
-    moving.update(match.moving)
-    return True
-
-
-def _match(entry, by_iteration: dict, number: int, template: int, relaxed: bool,
-           test: bool = False) -> _Match | None:
-    """How iteration `number` does what `template` does, or None where it does
-    not. `relaxed`: it is the first of the run, so where the template reads a
-    value carried from the previous iteration, it may read any value from
-    before the run (the value the loop starts from). `test`: it is a `while`
-    loop's last test, which does what the template does up to its guard,
-    where the data went the other way."""
-    ops, model = by_iteration[number], by_iteration[template]
-    if test:
-        model = model[: len(ops)]
-    if len(ops) != len(model):
-        return None
-    here = {op: position for position, op in enumerate(ops)}
-    model_here = {op: position for position, op in enumerate(model)}
-    before = _from_end(by_iteration.get(number - 1, []))
-    model_before = _from_end(by_iteration[template - 1])
-    match = _Match()
-    step = number - template
-
-    def same(value, model_value, key) -> bool:
-        if isinstance(model_value, Op):
-            if model_value in model_here:
-                return here.get(value) == model_here[model_value]
-            if model_value in model_before:
-                slot = model_before[model_value]
-                if before.get(value) == slot and not relaxed:
-                    return True
-                if relaxed and isinstance(value, Op) and value not in here \
-                        and _typed(value) == _typed(model_value):
-                    return match.inits.setdefault(slot, value) is value
-                if relaxed and _static_number(value) and model_value.shape == ():
-                    return _equal(match.inits.setdefault(slot, value), value)  # `total = 0.0`
-                return False
-            if value is model_value:
-                return True
-            return _moving_read(value, model_value, step, key, match)
-        if isinstance(value, Op):
-            return False
-        if key is not None and type(value) is int and type(model_value) is int:
-            offset = value - model_value
-            if offset not in (0, step):
-                return False
-            return match.moving.setdefault(key, offset == step) == (offset == step)
-        if isinstance(model_value, np.ndarray):
-            return value is model_value
-        return type(value) is type(model_value) and _equal(value, model_value)
-
-    for position, (op, model_op) in enumerate(zip(ops, model)):
-        if type(op) is not type(model_op) or not _same_type(op, model_op, here, model_here) \
-                or _line(op) != _line(model_op) \
-                or inner_loops(op, entry) != inner_loops(model_op, entry):
-            return None
-        if isinstance(op, Guard):
-            other_way = test and position == len(ops) - 1
-            if op.convert is not model_op.convert or not same(op.value, model_op.value, None) \
-                    or _same_decision(op, model_op, here, model_here) == other_way:
-                return None
-        elif not isinstance(op, Call) or op.fn is not model_op.fn \
-                or not _same_shape((op.args, op.kwargs), (model_op.args, model_op.kwargs)):
-            return None
-        else:
-            index_leaves = _index_leaves(model_op)
-            pairs = zip(_leaves((op.args, op.kwargs)), _leaves((model_op.args, model_op.kwargs)))
-            for leaf, (value, model_value) in enumerate(pairs):
-                key = (position, leaf) if leaf in index_leaves else None
-                if not same(value, model_value, key):
-                    return None
-    return match
-
-
-def _static_number(value) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-        value, bool)
-
-
-def _moving_read(value, model_value, step: int, key, match: _Match) -> bool:
-    """`xs[t]` read before the loop (the items of `for x in xs`): the same
-    array, at static positions that stay or move with the iteration."""
-    if not (_is_index_read(value) and _is_index_read(model_value)
-            and value.args[0] is model_value.args[0]
-            and _same_shape(value.args, model_value.args)):
-        return False
-    for item, (a, b) in enumerate(zip(_leaves(value.args[1]), _leaves(model_value.args[1]))):
-        if type(a) is int and type(b) is int:
-            moves = a - b == step
-            if a != b and not moves:
-                return False
-            if match.moving.setdefault(("read", id(model_value), item), moves) != moves:
-                return False
-        elif not _equal(a, b):
-            return False
-    return True
-
-
-def _is_index_read(op) -> bool:
-    return isinstance(op, Call) and op.fn is operator.getitem and len(op.args) == 2 \
-        and not op.kwargs and isinstance(op.args[0], Op) \
-        and not any(isinstance(leaf, Op) for leaf in _leaves(op.args[1]))
-
-
-def _index_leaves(op: Call) -> set[int]:
-    """The leaf numbers of an index of `op` (a static int there may move): of
-    a read, `x[t]`, or a write, `out[t] = v`."""
-    if not (op.fn is operator.getitem and len(op.args) == 2
-            or op.fn in primitives.INDEX_STORES and len(op.args) == 3):
-        return set()
-    before = len(list(_leaves(op.args[0])))
-    return set(range(before, before + len(list(_leaves(op.args[1])))))
-
-
-def _leaves(structure) -> list:
-    return list(nested.leaves(structure, lambda v: not isinstance(v, (tuple, list, dict,
-                                                                       slice))))
-
-
-def _same_shape(a, b) -> bool:
-    return nested.shape_of(a, lambda v: 0) == nested.shape_of(b, lambda v: 0)
-
-
-def _equal(a, b) -> bool:
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return a is b
-    try:
-        return type(a) is type(b) and bool(a == b)
-    except (TypeError, ValueError):
-        return False
-
-
-def _same_type(op: Op, model: Op, here: dict, model_here: dict) -> bool:
-    """Whether `op` has `model`'s dtype and shape, but for sizes that are
-    the counts of masks the two iterations make at the same place (the
-    masks of a stable sigmoid select other numbers at each step)."""
-    if _typed(op) == _typed(model):
-        return True
-    if op.dims is None or model.dims is None or len(op.dims) != len(model.dims) \
-            or np.dtype(op.dtype) != np.dtype(model.dtype):
-        return False
-    return all(a == b if not isinstance(a, Dim) or not isinstance(b, Dim)
-               else a.terms == b.terms or _masks_at(a, here) == _masks_at(b, model_here) != ()
-               for a, b in zip(op.dims, model.dims))
-
-
-def _same_decision(guard: Guard, model: Guard, here: dict, model_here: dict) -> bool:
-    """Whether `guard` expects what `model` does: a mask's count (a shape
-    guard the code drops where the count is read at run time) may differ."""
-    if _equal(guard.expected, model.expected):
-        return True
-    return bool(guard.sizes) and bool(model.sizes) and guard.convert is np.shape \
-        and _same_type(guard.value, model.value, here, model_here)
-
-
-def _masks_at(size: Dim, here: dict) -> tuple:
-    """Where in its iteration the mask of each count in `size` is made: () for
-    a size with another term, or a mask made elsewhere."""
-    facts = size.facts
-    places = []
-    for monomial, coefficient in facts.terms(size).items():
-        if coefficient != 1 or len(monomial) != 1 or not isinstance(monomial[0], Count) \
-                or here.get(facts.mask_of.get(monomial[0])) is None:
-            return ()
-        places.append(here[facts.mask_of[monomial[0]]])
-    return tuple(sorted(places))
-
-
-def _typed(op: Op) -> tuple:
-    return op.shape, None if op.dtype is None else np.dtype(op.dtype)
-
-
-def _line(op: Op):
-    loc = op.loc
-    return None if loc is None else (loc.filename, loc.lineno, loc.col, loc.context)
-
-
-def _from_end(ops: list) -> dict:
-    return {op: len(ops) - position for position, op in enumerate(ops)}
-
-
 # --- making the loop -------------------------------------------------------
 
-def planned(tape: Tape, position: dict, entry, by_iteration: dict, run: _Run,
+def planned(tape: Tape, position: dict, entry, by_iteration: dict, run: Run,
              matches: list, taken: set, users: dict):
     """The body of the loop for `run`, or None where it stays unrolled."""
     members = [op for n in range(run.first, run.last + 1) for op in by_iteration[n]]
@@ -331,7 +119,7 @@ def planned(tape: Tape, position: dict, entry, by_iteration: dict, run: _Run,
             or any(op in taken for op in members):
         return None  # interleaved with other work, or work a loop op does not hold
     moving: dict = {}
-    if not all(_agrees(match, moving) for match in matches):
+    if not all(agrees(match, moving) for match in matches):
         return None
     body = _Body(tape, entry, by_iteration, run, moving, members)
     if not body.build(next((m.inits for m in matches if m.inits), {})):
@@ -373,13 +161,13 @@ def _rebuilt(tape: Tape, bodies: dict, users: dict, counts: Counts) -> Tape:
 class _Body:
     """The loop's body, made from the template iteration's ops."""
 
-    def __init__(self, tape: Tape, entry, by_iteration: dict, run: _Run, moving: dict,
+    def __init__(self, tape: Tape, entry, by_iteration: dict, run: Run, moving: dict,
                  members: list):
         self.tape, self.entry, self.run, self.moving = tape, entry, run, moving
         self.members_in_order, self.members = members, set(members)
         self.model = by_iteration[run.template]
         self.previous = by_iteration[run.template - 1]
-        self.model_before = _from_end(self.previous)
+        self.model_before = from_end(self.previous)
         self.ops: list[Op] = []
         self.made: dict[Op, Op] = {}  # template op -> body op
         self.outside: dict[Op, Param] = {}
@@ -390,8 +178,13 @@ class _Body:
         self.shift = 0  # the counter's value less the iteration's number
         self.test: Guard | None = None  # a `while` loop's test, where it ends the loop
         self.counted: dict[int, Op] = {}
+        self.by_iteration = by_iteration
+        self._places: dict[int, dict] = {}  # iteration -> its ops' positions
+        self._arm_ops: dict[int, dict] = {}  # iteration -> its arms' ops' places
+        self._placed: dict[tuple, Op] = {}  # a place in an arm -> the body's op there
 
     def build(self, inits: dict) -> bool:
+        self.run_inits = inits  # what the carried values start from (the first iteration's)
         self.shift = self._first_offset()
         for position, op in enumerate(self.model):
             made = self._copy(position, op)
@@ -426,11 +219,11 @@ class _Body:
         for position, op in enumerate(self.model):
             if not isinstance(op, Call):
                 continue
-            for leaf, value in enumerate(_leaves((op.args, op.kwargs))):
+            for leaf, value in enumerate(leaves((op.args, op.kwargs))):
                 if self.moving.get((position, leaf)):
                     return value - self.run.template
-                if isinstance(value, Call) and _is_index_read(value):
-                    for item, index in enumerate(_leaves(value.args[1])):
+                if isinstance(value, Call) and is_index_read(value):
+                    for item, index in enumerate(leaves(value.args[1])):
                         if self.moving.get(("read", id(value), item)):
                             return index - self.run.template
         return -self.run.first
@@ -438,50 +231,209 @@ class _Body:
     def _copy(self, position: int, op: Op) -> Op | None:
         if isinstance(op, Guard):
             return op.on(self._operand(op.value, None))
-        leaf_number = iter(range(1 << 30))
-        index_leaves = _index_leaves(op)
+        if is_branch(op):
+            return self._branch(position, op)
+        return self._copied(op, position, lambda value, key: self._operand(value, key))
 
-        def operand(value):
+    def _copied(self, op: Call, place, operand) -> Call:
+        """`op` with each operand as `operand(value, key)` gives it (`key`: an
+        index's place, whose number may move with the iteration)."""
+        leaf_number = iter(range(1 << 30))
+        places = index_leaves(op)
+
+        def each(value):
             leaf = next(leaf_number)
-            key = (position, leaf) if leaf in index_leaves else None
-            return self._operand(value, key)
+            moves = leaf in places or type(value) is CounterValue
+            return operand(value, (place, leaf) if moves else None)
 
         everything = lambda v: not isinstance(v, (tuple, list, dict, slice))  # noqa: E731
-        args = nested.map_leaves(op.args, operand, everything)
-        kwargs = nested.map_leaves(op.kwargs, operand, everything)
+        args = nested.map_leaves(op.args, each, everything)
+        kwargs = nested.map_leaves(op.kwargs, each, everything)
         made = Call(op.fn, args, kwargs, op.shape, op.dtype, op.loc, op.depends)
         made.hint, made.last_name, made.dims = op.hint, op.last_name, op.dims
         made.selects = op.selects
         return made
 
-    def _operand(self, value, key):
+    def _branch(self, position: int, op: Call) -> Call:
+        """The branch of the body: the template's arms, and the arms it did not
+        take from the first iteration of the run that took them."""
+        arms = {}
+        for arm in (True, False):
+            source = (self.run.template, op) if op.fn.arms[arm] is not None \
+                else self.run.arms.get((position, arm))
+            if source is not None:
+                number, call = source
+                arms[arm] = self._arm(call, arm, (position, arm), number)
+        befores = [self._operand(before, None) for before in op.fn.befores(op)]
+        return self._branch_call(op, self._operand(op.args[0], None), arms, befores)
+
+    @staticmethod
+    def _branch_call(op: Call, test, arms: dict, befores: list) -> Call:
+        captures = list(dict.fromkeys(c for arm in arms.values() for c in arm.captures))
+        branch = Branch(op.fn.node, op.fn.names, arms, op.fn.guard, tuple(captures), op.loc)
+        branch.n_befores = len(befores)
+        made = Call(branch, (test, *captures, *befores), {}, None, op.dtype, op.loc,
+                    op.depends)
+        made.hint = op.hint
+        return made
+
+    def _arm(self, call: Call, arm: bool, prefix: tuple, number: int) -> Arm:
+        """An arm of `call` (of iteration `number`, at `prefix`) reading the
+        body's values and the copies of the arms around it (by place: an
+        arm inside may come from another iteration than the arm around it)."""
+        source = call.fn.arms[arm]
+        values = dict(zip(call.fn.captures, call.fn.captured(call)))
+        own: set[Op] = set()
+        captures: list[Op] = []
+
+        def operand(value, key):
+            if isinstance(value, Op):
+                value = values.get(value, value)
+                place = self._arm_places(number).get(value)
+                if place is not None and place in self._placed:
+                    mapped = self._placed[place]
+                    if mapped not in own and mapped not in captures:
+                        captures.append(mapped)
+                    return mapped
+            mapped = self._operand(value, key, number)
+            if isinstance(mapped, Op) and mapped not in own and mapped not in captures:
+                captures.append(mapped)
+            return mapped
+
+        ops, origins = [], {}
+        for position, each in enumerate(source.ops):
+            place = prefix + (position,)
+            if isinstance(each, Guard):
+                copy = each.on(operand(each.value, None))
+            elif is_branch(each):
+                test = operand(each.args[0], None)
+                arms = {}
+                for a in (True, False):
+                    inner = (number, each) if each.fn.arms[a] is not None \
+                        else self.run.arms.get((place, a))
+                    if inner is not None:
+                        arms[a] = self._arm(inner[1], a, place + (a,), inner[0])
+                befores = [operand(before, None) for before in each.fn.befores(each)]
+                copy = self._branch_call(each, test, arms, befores)
+                for inner in copy.fn.captured(copy):
+                    if inner not in own and inner not in captures:
+                        captures.append(inner)
+            else:
+                copy = self._copied(each, place, operand)
+                if self._read_at_counter(copy):  # `X[t]`: read at every iteration, outside
+                    self.ops.append(copy)
+                    self.origins[copy] = source.origins.get(each, each)
+                    self._placed[place] = copy
+                    continue
+            self._placed[place] = copy
+            own.add(copy)
+            ops.append(copy)
+            origins[copy] = source.origins.get(each, each)
+        results = tuple(operand(result, None) for result in source.results)
+        made = {each: self._placed[prefix + (at,)] for at, each in enumerate(source.ops)}
+        labels = {made[op]: label for op, label in source.labels.items() if op in made}
+        read = [value for op in ops for value in operands(op)] + list(results)
+        captures = [c for c in dict.fromkeys(read) if isinstance(c, Op) and c not in own]
+        return Arm(tuple(captures), ops, results, labels, origins)
+
+    def _read_at_counter(self, op: Op) -> bool:
+        """A row read at the counter (`X[t]`, `X[t, 0]`) from an array with a
+        row for every iteration: the body reads it whichever arm runs, so
+        that its gradient is written at the counter (`dX[t] += ...`), not
+        into an array of zeros the size of `X` in each iteration."""
+        if not (isinstance(op, Call) and op.fn is operator.getitem and len(op.args) == 2
+                and isinstance(op.args[0], Param) and op.args[0].role == OUTSIDE):
+            return False
+        index = op.args[1] if isinstance(op.args[1], tuple) else (op.args[1],)
+        if not index or index[0] is not self.counter or any(
+                isinstance(item, Op) or isinstance(item, (list, np.ndarray))
+                for item in index[1:]):
+            return False
+        rows = sizes_of(op.args[0])[0] if op.args[0].shape else None
+        count = self.entry.count
+        if isinstance(rows, Dim):  # rows the code reads at run time: the count's own
+            return count is not None and isinstance(count.size, Dim) \
+                and rows.terms == count.size.terms and self.shift >= 0
+        return isinstance(rows, int) and self.run.first + self.shift >= 0 \
+            and self.run.last + self.shift < rows
+
+    def _arm_places(self, number: int) -> dict:
+        """Each op of an arm of iteration `number`'s branches -> its place
+        (position, arm, position in the arm, ...)."""
+        if number not in self._arm_ops:
+            found: dict = {}
+
+            def visit(ops: list, prefix: tuple) -> None:
+                for at, op in enumerate(ops):
+                    place = prefix + (at,) if prefix else at
+                    if prefix:
+                        found[op] = place
+                    if is_branch(op):
+                        for a, inner in op.fn.arms.items():
+                            if inner is not None:
+                                visit(inner.ops, (place if prefix else (place,)) + (a,))
+
+            visit(self.by_iteration[number], ())
+            self._arm_ops[number] = found
+        return self._arm_ops[number]
+
+    def _operand(self, value, key, number: int | None = None):
+        """What the body reads for `value`, an operand of iteration `number`
+        (the template's where None)."""
+        template = number is None or number == self.run.template
+        number = self.run.template if number is None else number
         if isinstance(value, Op):
-            if value in self.made:
+            if template and value in self.made:
                 return self.made[value]
-            if value in self.model_before:
-                slot = self.model_before[value]
+            if not template:
+                at = self._positions(number).get(value)
+                if at is not None:
+                    return self.made[self.model[at]]
+            slot = (self.model_before if template else self._slots(number)).get(value)
+            if slot is None and number < self.run.template:  # the run's first iteration
+                slot = self._initial_slot(value)
+            if slot is not None:
                 if slot not in self.carried:
-                    self.carried[slot] = Param(CARRIED, value.shape, value.dtype,
-                                               self._name(value), value.dims)
-                    self.origins[self.carried[slot]] = self.recorded(value)
+                    like = self.previous[len(self.previous) - slot]
+                    self.carried[slot] = Param(CARRIED, like.shape, like.dtype,
+                                               self._name(like), like.dims)
+                    self.origins[self.carried[slot]] = self.recorded(like)
                 return self.carried[slot]
-            if _is_index_read(value) and any(
+            if is_index_read(value) and any(
                     self.moving.get(("read", id(value), item))
-                    for item in range(len(_leaves(value.args[1])))):
-                return self._read(value)
+                    for item in range(len(leaves(value.args[1])))):
+                return self._read(value, number)
             return self._outer(value)
         if key is not None and self.moving.get(key):
-            return self._count(value - self.run.template - self.shift)
+            return self._count(value - number - self.shift)
+        if number < self.run.template and key is None:
+            slot = self._initial_slot(value)
+            if slot is not None:  # `loss = 0.0`, passed on by an arm of the first iteration
+                return self._operand(self.previous[len(self.previous) - slot], None)
         return value
 
-    def _read(self, value: Call) -> Op:
+    def _initial_slot(self, value):
+        """The carried slot the loop starts with `value` in, if only one does."""
+        slots = [slot for slot, init in self.run_inits.items()
+                 if init is value or not isinstance(value, Op) and not isinstance(init, Op)
+                 and type(init) is type(value) and init == value]
+        return slots[0] if len(slots) == 1 else None
+
+    def _positions(self, number: int) -> dict:
+        if number not in self._places:
+            self._places[number] = {op: at for at, op in enumerate(self.by_iteration[number])}
+        return self._places[number]
+
+    def _slots(self, number: int) -> dict:
+        return from_end(self.by_iteration.get(number - 1, []))
+
+    def _read(self, value: Call, number: int) -> Op:
         """`xs[t]` in the body for a read made before the loop."""
         items = iter(range(1 << 30))
 
         def item(index):
-            number = next(items)
-            if self.moving.get(("read", id(value), number)):
-                return self._count(index - self.run.template - self.shift)
+            if self.moving.get(("read", id(value), next(items))):
+                return self._count(index - number - self.shift)
             return index
 
         everything = lambda v: not isinstance(v, (tuple, list, dict, slice))  # noqa: E731
@@ -533,10 +485,10 @@ class _Body:
                 or any(user not in ops for op in ops for user in users.get(op, [])):
             return
         guard = self.model[len(ops) - 1] if len(ops) <= len(self.model) else None
-        match = _match(self.entry, by_iteration, number, self.run.template, relaxed=False,
+        match = match_iteration(self.entry, by_iteration, number, self.run.template, relaxed=False,
                        test=True)
         if not isinstance(guard, Guard) or guard.convert is not bool or guard.expected is not \
-                True or match is None or not _agrees(match, dict(moving)):
+                True or match is None or not agrees(match, dict(moving)):
             return
         self.test = self.made[guard]
         self.members_in_order = self.members_in_order + ops
@@ -657,13 +609,16 @@ def _unrollable(op: Op) -> bool:
         return True
     if isinstance(op, Guard):
         return False
+    if is_branch(op):  # a branch holds what its arms hold
+        return any(_unrollable(each) for arm in op.fn.arms.values() if arm is not None
+                   for each in arm.ops)
     return op.shape is None or op.dtype is None or has_effect(op.fn)
 
 
 def _without_dead_reads(ops, output, labels, origins, outside):
     """Drop the reads of `for x in xs` made before the loop, which the body now makes."""
     users = readers(ops, output)
-    dead = {op for op in ops if _is_index_read(op) and not users.get(op) and op not in outside}
+    dead = {op for op in ops if is_index_read(op) and not users.get(op) and op not in outside}
     ops = [op for op in ops if op not in dead]
     kept = set(ops)
     return ops, {op: v for op, v in labels.items() if op in kept}, \

@@ -164,7 +164,7 @@ class LoopState:
 
     def __init__(self, body: list):
         self.stored: set[str] = set()  # `out[i, j] = v`: names that must hold traced arrays
-        self.names = _assigned_names(body, self.stored)
+        self.names = assigned_names(body, self.stored)
         self.changes = self.names is None
         self.last: dict = {}
 
@@ -219,10 +219,10 @@ def plain_helper(body: list, stored: set) -> bool:
     returns; what it calls is seen where it is called. A loop whose body
     calls such a helper (a stable sigmoid) may still take its count at run
     time."""
-    return _assigned_names(body, stored, function=True) is not None
+    return assigned_names(body, stored, function=True) is not None
 
 
-def _assigned_names(body: list, stored: set | None = None,
+def assigned_names(body: list, stored: set | None = None,
                     function: bool = False) -> set[str] | None:
     """The names a loop body assigns, or None where it does more than assign
     plain names (stores into objects, statements other than assignments and

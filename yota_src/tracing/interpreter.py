@@ -36,11 +36,13 @@ from yota_src.errors import (
     YotaError,
 )
 from yota_src.ir.dims import DimFacts, has_dims, pinned, plain
+from yota_src.ir.iterations import CounterValue
 from yota_src.ir.loops import Loop
 from yota_src.ir.tape import Op
 from yota_src.tracing import counts
 from yota_src.tracing.access import Access
 from yota_src.tracing.array_methods import ArrayMethod, ArrayMethods
+from yota_src.tracing.branches import Branches
 from yota_src.tracing.calls import Calls, UserFunction
 from yota_src.tracing.container_changes import contents, unchanged
 from yota_src.tracing.decisions import Decisions
@@ -101,6 +103,7 @@ class Unroller:
         self.loc: Location | None = None
         self.loops: tuple = ()
         self.loop_entries = itertools.count()
+        self.branches: tuple = ()  # (BranchEntry, arm) each, in Location.branches
         self.native: tuple | None = None  # (node, frame) of the call running natively
         self.context: tuple = ()  # the np.errstate, warnings and try blocks around us
         self.depth = 0
@@ -120,6 +123,7 @@ class Unroller:
         self.random_states: dict = {}  # generators drawn from: (generator, state before)
         # the rooms
         self.recorder = Recorder(self, keep_values=user_code)
+        self.marks = Branches(self)
         if dims is not None and user_code:  # a template driver sets them as it runs one
             dims.where = lambda: self.loc
             dims.as_value = self.recorder.dimension
@@ -177,6 +181,8 @@ class Unroller:
             if type(value) is not counts.Counter or id(node) not in self.index_nodes \
                     or self.python_index:  # indexing a Python value reads what no op shows
                 value.use.used = True
+                if type(value) is counts.Counter and not self.python_index:
+                    return CounterValue(value)  # may meet the data: `j == y[i]`
                 return int(value)
             return counts.Position(value, value.last)  # an array's index
         return value
@@ -191,9 +197,9 @@ class Unroller:
 
     def in_context(self, loc: Location) -> Location:
         """`loc` with the blocks and loops the interpreter is in there."""
-        if not (self.context or self.loops):
+        if not (self.context or self.loops or self.branches):
             return loc
-        return replace(loc, context=self.context, loops=self.loops)
+        return replace(loc, context=self.context, loops=self.loops, branches=self.branches)
 
     def location_of(self, node, frame) -> Location | None:
         if node is None or frame is None:
@@ -230,10 +236,10 @@ class Unroller:
         """Where the interpreter is (line, call depth, running generator): given
         back, and replaced by `state` unless it is None (generators.py)."""
         position = (self.loc, self.native, self.depth, self.user_code, self.generator,
-                    self.loops)
+                    self.loops, self.branches)
         if state is not None:
             (self.loc, self.native, self.depth, self.user_code, self.generator,
-             self.loops) = state
+             self.loops, self.branches) = state
         return position
 
     def close_generators(self) -> None:

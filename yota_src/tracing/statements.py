@@ -170,8 +170,7 @@ class Statements:
         raise Return(value)
 
     def exec_If(self, stmt, frame):
-        taken = self.unroller.decisions.truth(self.eval(stmt.test, frame), stmt.test, frame)
-        self.exec_block(stmt.body if taken else stmt.orelse, frame)
+        self.unroller.marks.run(stmt, frame, self.eval(stmt.test, frame), self.exec_block)
 
     def exec_For(self, stmt, frame):
         count = self.trip_count(stmt, frame)
@@ -321,7 +320,7 @@ class Statements:
     def iteration(self, body, frame) -> bool:
         """Run a loop body once; True where it breaks out of the loop."""
         try:
-            self.exec_block(body, frame)
+            self.exec_block(self.unroller.marks.loop_body(body), frame)
         except Break:
             return True
         except Continue:

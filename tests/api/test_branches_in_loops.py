@@ -1,0 +1,201 @@
+"""An `if` decided by the data inside a loop: where the iterations took
+both arms, the loop rolls with the `if` in its body (ir/branches.py), and
+the one module serves data that go either way at each iteration. An arm no
+iteration took is refused, never guessed. Every case is checked against
+finite differences and against the unrolled gradient at the same data."""
+
+import numpy as np
+import pytest
+from helpers_loops import rows_with_a_branch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import yota_src as ys
+
+
+def svm_loss_naive(W, X, y, reg):
+    """The multiclass SVM loss as course code writes it (CS231n)."""
+    num_classes = W.shape[1]
+    num_train = X.shape[0]
+    loss = 0.0
+    for i in range(num_train):
+        scores = X[i].dot(W)
+        correct_class_score = scores[y[i]]
+        for j in range(num_classes):
+            if j == y[i]:
+                continue
+            margin = scores[j] - correct_class_score + 1
+            if margin > 0:
+                loss += margin
+    loss /= num_train
+    loss += reg * np.sum(W * W)
+    return loss
+
+
+def hinge(w, xs):
+    total = 0.0 * w
+    for t in range(xs.shape[0]):
+        m = 1.0 - xs[t] * w
+        if m > 0:
+            total = total + m
+    return total
+
+
+def two_names(w, xs):
+    """Each arm assigns both names; the first iteration's values are numbers."""
+    a, b = 0.0, 1.0
+    for t in range(xs.shape[0]):
+        if xs[t] * w > 0:
+            a = a + xs[t] * w
+            b = b * 0.5
+        else:
+            a = a - w
+            b = b + xs[t] ** 2
+    return a * b
+
+
+def nested_ifs(w, xs):
+    total = 0.0
+    for t in range(xs.shape[0]):
+        v = xs[t] * w
+        if v > 0:
+            if v > 1:
+                total = total + v ** 2
+            else:
+                total = total + v
+        else:
+            total = total - 0.5 * v
+    return total
+
+
+def counted(w, xs):
+    """A count an arm keeps in a Python int: the code counts too."""
+    total, hits = 0.0, 0
+    for t in range(xs.shape[0]):
+        if xs[t] > 0:
+            total = total + w * xs[t]
+            hits += 1
+    return total * hits if hits > 3 else total
+
+
+def remembered(w, xs):
+    """An arm that changes an object no op shows: the decisions stay guards."""
+    seen = []
+    total = 0.0
+    for t in range(xs.shape[0]):
+        if xs[t] > 0:
+            total = total + w * xs[t]
+            seen.append(t)
+    return total * len(seen)
+
+
+def loops(source: str, counter: str = "t") -> int:
+    """The `for` statements over `counter` in generated code (not its comments)."""
+    return sum(line.strip().startswith(f"for {counter} in") for line in source.splitlines())
+
+
+def finite_differences(f, args, index, eps=1e-6):
+    args = [np.array(a, dtype=float, copy=True) if isinstance(a, np.ndarray) and
+            np.issubdtype(a.dtype, np.floating) else a for a in args]
+    value = np.array(args[index], dtype=float, copy=True)
+    grad = np.zeros_like(value)
+    for place in np.ndindex(value.shape):
+        for sign in (1, -1):
+            moved = value.copy()
+            moved[place] += sign * eps
+            shifted = list(args)
+            shifted[index] = moved if moved.shape else float(moved)
+            grad[place] += sign * f(*shifted) / (2 * eps)
+    return grad
+
+
+def assert_right(f, df, args, wrt):
+    got = df(*args)
+    np.testing.assert_allclose(got[0], f(*args), rtol=1e-12, atol=1e-12)
+    for index in wrt:
+        np.testing.assert_allclose(got[1 + index], finite_differences(f, args, index),
+                                   rtol=1e-5, atol=1e-6)
+
+
+def test_a_branch_that_changes_rolls_with_both_arms(rng):
+    X = rng.normal(size=(10, 3))
+    X[:5, 0], X[5:, 0] = 1.0, -1.0
+    df = ys.simplegrad(rows_with_a_branch, X)
+    assert loops(df.source) == 2 and "if X[t, 0] > 0:" in df.source
+    assert "np.zeros((N, M))" in df.source.split("for t in reversed")[0]  # not in each step
+    for other in (X[::-1].copy(), rng.normal(size=(7, 3)), rng.normal(size=(1, 3))):
+        assert_right(rows_with_a_branch, df, (other,), [0])
+
+
+def test_the_naive_svm_loss_is_two_nested_loops(rng):
+    W, X = rng.normal(size=(10, 4)) * 0.1, rng.normal(size=(24, 10))
+    y = np.tile(np.arange(4), 6)
+    df = ys.simplegrad(svm_loss_naive, W, X, y, 0.1)
+    source = df.source
+    assert len(source.splitlines()) <= 120, source
+    assert loops(source, "u") == 2 and "if u == y[t]:" in source
+    for _ in range(3):  # other data, each sample's class anywhere
+        W2, X2 = rng.normal(size=(10, 4)) * 0.1, rng.normal(size=(24, 10))
+        y2 = rng.integers(0, 4, 24)
+        assert_right(svm_loss_naive, df, (W2, X2, y2, 0.1), [0, 1])
+
+
+def test_an_arm_no_iteration_took_is_refused(rng):
+    W, X = np.zeros((10, 4)), rng.normal(size=(24, 10))
+    y = np.tile(np.arange(4), 6)
+    df = ys.simplegrad(svm_loss_naive, W, X, y, 0.1)  # every margin is 1
+    W2 = rng.normal(size=(10, 4)) * 5.0  # some margins are not
+    with pytest.raises(ys.errors.ControlFlowChanged, match="margin > 0"):
+        df(W2, X, y, 0.1)
+
+
+@pytest.mark.parametrize("f", [hinge, two_names, nested_ifs])
+def test_both_arms_serve_new_data(f, rng):
+    xs = rng.normal(size=12) * 2
+    df = ys.simplegrad(f, 0.7, xs)
+    assert loops(df.source) == 2, df.source
+    for _ in range(4):
+        assert_right(f, df, (0.7, rng.normal(size=12) * 2), [0, 1])
+
+
+def test_a_count_an_arm_keeps_is_right_or_refused(rng):
+    xs = rng.normal(size=12)
+    df = ys.simplegrad(counted, 0.5, xs)
+    assert_right(counted, df, (0.5, xs), [0, 1])
+    for other in (xs[::-1].copy(), -xs, rng.normal(size=12), np.abs(xs)):
+        try:
+            assert_right(counted, df, (0.5, other), [0, 1])
+        except ys.errors.ControlFlowChanged:
+            pass  # the Python count's first steps, or `hits > 3`, went another way
+
+
+def test_state_an_arm_keeps_in_an_object_stays_a_decision(rng):
+    xs = rng.normal(size=12)
+    df = ys.simplegrad(remembered, 0.5, xs)
+    assert_right(remembered, df, (0.5, xs), [0, 1])
+    flipped = xs.copy()
+    flipped[3] = -flipped[3]
+    with pytest.raises(ys.errors.ControlFlowChanged):
+        df(0.5, flipped)
+
+
+def test_ys_grad_serves_the_next_batch_from_its_cache(rng):
+    xs = rng.normal(size=20) * 2
+    value, (gw, gx) = ys.grad(hinge, 0.3, xs)
+    other = rng.normal(size=20) * 2
+    value, (gw, gx) = ys.grad(hinge, 0.3, other)
+    np.testing.assert_allclose(gw, finite_differences(hinge, (0.3, other), 0), rtol=1e-6)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.floats(-3, 3).filter(lambda v: abs(v) > 1e-3), min_size=8, max_size=8),
+       st.lists(st.floats(-3, 3).filter(lambda v: abs(v) > 1e-3), min_size=5, max_size=14))
+def test_any_data_either_arm(example, data):
+    """Traced on one sample that takes both arms, right on any other data."""
+    example = np.array(example)
+    example[:6] = 2.0, -2.0, 0.5, 2.5, -1.0, 0.8  # each arm twice: the loop rolls
+    df = ys.simplegrad(nested_ifs, 0.9, example)
+    xs = np.array(data)
+    if np.any(np.abs(xs * 0.9 - 1) < 1e-4) or np.any(np.abs(xs * 0.9) < 1e-4):
+        return  # (at v == 0 and v == 1 two arms meet: no derivative there)
+    assert_right(nested_ifs, df, (0.9, xs), [0, 1])
