@@ -2,8 +2,9 @@
 
 A program takes 1-3 arrays of mutually broadcastable shapes and uses helper
 calls, a bounded `for` loop, a loop carrying a value from one iteration to
-the next and reading a sequence at `t` and `t - 1` (rolled into a loop op,
-and checked against its unrolled gradient), a scatter into a buffer (`np.add.at`,
+the next and reading a sequence at `t` and `t - 1` with an `if` decided by
+the data in it (rolled into a loop op with both arms where its iterations
+took both, and checked against its unrolled gradient), a scatter into a buffer (`np.add.at`,
 `np.subtract.at`, indexed `+=` and stores), Python deciding from traced values
 (`in`, `sorted`, `set`, dict keys, `max(key=)`), an `if` decided by an argument
 and by a global, and one decided by text made from a traced value (an
@@ -81,8 +82,11 @@ def programs(draw):
     then = draw(expressions(names + ["h"], depth=1))
     other = draw(expressions(names + ["h"], depth=1))
     loops = draw(st.integers(0, 3))
-    steps = draw(st.integers(0, 6))
+    steps = draw(st.integers(0, 9))
     carried = draw(expressions(names + ["g", "seq[t]", "seq[t - 1]"], depth=2))
+    above = draw(expressions(names + ["g", "seq[t]"], depth=1))
+    below = draw(expressions(names + ["g", "seq[t]"], depth=1))
+    cut = draw(st.sampled_from([-0.5, 0.0, 0.5]))
     scatter = draw(st.sampled_from(SCATTERS))
     decision = draw(st.sampled_from(DECISIONS))
     digits = draw(st.integers(0, 1))
@@ -108,6 +112,10 @@ def make():
         g = np.tanh(h)
         for t in range({steps}):
             g = np.tanh(0.5 * ({carried}) + 0.25 * g)
+            if np.sum(seq[t] + 0.5 * g) > {cut!r}:
+                g = g + 0.1 * ({above})
+            else:
+                g = 0.5 * g - 0.1 * ({below})
         h = h + 0.1 * np.sum(g)
         acc = np.zeros(3)
         {scatter}

@@ -134,9 +134,10 @@ def test_the_naive_svm_loss_is_two_nested_loops(rng):
     source = df.source
     assert len(source.splitlines()) <= 120, source
     assert loops(source, "u") == 2 and "if u == y[t]:" in source
-    for _ in range(3):  # other data, each sample's class anywhere
-        W2, X2 = rng.normal(size=(10, 4)) * 0.1, rng.normal(size=(24, 10))
-        y2 = rng.integers(0, 4, 24)
+    assert "for t in range(num_train):" in source  # any batch
+    for n in (24, 13, 1):  # other data, each sample's class anywhere
+        W2, X2 = rng.normal(size=(10, 4)) * 0.1, rng.normal(size=(n, 10))
+        y2 = rng.integers(0, 4, n)
         assert_right(svm_loss_naive, df, (W2, X2, y2, 0.1), [0, 1])
 
 

@@ -61,9 +61,10 @@ def call_guards(op: Op) -> list:
     where the call stands among the tape's, those of the calls inside them
     too (a fact counts the times it held); a `while` loop's test is its
     header, not a guard. Any other op: itself, if a guard."""
-    if is_loop(op):
+    if is_loop(op):  # (a count read at run time: a fact of every iteration, said once)
+        at_run_time = op.fn.bound is not None or op.fn.size is not None
         return [guard for each in op.fn.ops if each is not op.fn.test
-                for guard in call_guards(each)] * op.fn.count
+                for guard in call_guards(each)] * (1 if at_run_time else op.fn.count)
     if is_branch(op):
         return [guard for arm in op.fn.arms.values() if arm is not None for each in arm.ops
                 for guard in call_guards(each)]

@@ -225,9 +225,9 @@ def plain_helper(body: list, stored: set) -> bool:
 def assigned_names(body: list, stored: set | None = None,
                     function: bool = False) -> set[str] | None:
     """The names a loop body assigns, or None where it does more than assign
-    plain names (stores into objects, statements other than assignments and
-    `if`, nested loops, `break`); a function's body (`function`) may also
-    return and call."""
+    plain names (stores into objects, statements other than assignments,
+    `if`, loops and `continue`; `break`); a function's body (`function`)
+    may also return and call."""
     names: set[str] = set()
 
     def targets(node) -> bool:
@@ -257,8 +257,8 @@ def assigned_names(body: list, stored: set | None = None,
                     return False
             elif function and isinstance(statement, (gast.Return, gast.Expr)):
                 continue
-            elif not isinstance(statement, gast.Pass):
-                return False
+            elif not isinstance(statement, (gast.Pass, gast.Continue)):
+                return False  # (`continue` ends an iteration early: the count stays)
         return True
 
     if not simple(body):
