@@ -185,8 +185,14 @@ def _product(driver: TemplateDriver, loop: Loop, values: list, stack, rows: Para
     elif (first, loop.stop + offset) != (0, np.shape(array.value)[0]):
         array = driver.primitive(operator.getitem,
                                  (array, slice(first or None, loop.stop + offset)), {})
-    return driver.primitive(operator.matmul,
-                            (driver.primitive(primitives.T, (stack,), {}), array), {})
+    transposed = driver.primitive(primitives.T, (stack,), {})
+    if loop.placeholder:  # zeros in, zeros out (a long loop not run backwards): not computed
+        value = np.zeros(np.shape(transposed.value)[:-1] + np.shape(array.value)[1:],
+                         np.result_type(transposed.value, array.value))
+        with driver.sizes():
+            return driver.recorder.record(operator.matmul, (transposed, array), {}, value,
+                                          driver.loc)
+    return driver.primitive(operator.matmul, (transposed, array), {})
 
 
 def _active_body(loop: Loop, carried: list, outside: list) -> set:
