@@ -16,7 +16,10 @@ import operator
 
 import numpy as np
 
+from yota_src.core import primitives
 from yota_src.rules import nodiff, nondifferentiable, refused
+
+nondifferentiable(primitives.stop_gradient)  # a declared parameter of an unrolled function
 
 nondifferentiable(
     # comparisons and logic: boolean results

@@ -7,6 +7,7 @@ import pytest
 import yota_src as ys
 
 ys.diffrule(h.logistic, "x", "y * (1 - y) * dy")
+ys.nodiff(h.scaled_clip, "limit")
 
 
 @ys.diffrule(h.conv)
@@ -53,6 +54,19 @@ def test_nodiff_stops_the_gradient(rng):
     assert g[1] is None or np.all(g[1] == 0)
     numeric = ys.api.numerical_gradient(h.soft_clip_loss, (x, 2.0), 0)
     assert np.allclose(g[0], numeric, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("f", [h.scaled_clip_twice, h.scaled_clip_loop])
+def test_nodiff_on_an_unrolled_function_holds_in_every_call(f, rng):
+    """A declaration on a function that is unrolled (not a primitive): its
+    parameter takes no gradient in every call, nested, by keyword, in a loop."""
+    x = rng.standard_normal(6) * 2
+    df = ys.simplegrad(lambda x, limit: np.sum(f(x, limit)), x, 1.5) if f is not \
+        h.scaled_clip_loop else ys.simplegrad(f, x, 1.5)
+    _, dx, dlimit = df(x, 1.5)
+    assert dlimit == 0.0
+    held = ys.api.numerical_gradient(lambda x: np.sum(f(x, 1.5)), (x,), 0)
+    np.testing.assert_allclose(dx, held, rtol=1e-5, atol=1e-7)
 
 
 def partial_rule(x, scale):

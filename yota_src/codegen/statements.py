@@ -168,6 +168,9 @@ class StatementWriter:
         if is_loop_output(op) or branch_code.is_branch_output(op):  # a variable it sets
             self.names[op] = self.outputs[op.args[0]][op.args[1]]
             return []
+        if isinstance(op, Call) and op.fn is primitives.stop_gradient:  # the value itself
+            self.names.inlined[op] = self.spell.literal(op.args[0])
+            return []
         if isinstance(op, Call) and op.fn is primitives.work_array:
             self.names.inlined[op] = self.work.slot(op)
             return []

@@ -81,6 +81,13 @@ def joined(value, before=None):
     return value
 
 
+def stop_gradient(value):
+    """`value`, through which no gradient flows: an argument of a function
+    that is unrolled, declared piecewise constant in that parameter with
+    `ys.nodiff` (tracing/calls.py). Codegen writes the value itself."""
+    return value
+
+
 # Pseudo-primitives printed as a method of their first argument: `a.astype(float)`.
 METHODS = {astype: "astype", item: "item", element: "item", tolist: "tolist"}
 

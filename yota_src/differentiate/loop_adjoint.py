@@ -287,6 +287,11 @@ class _Reverse:
                                                    self._read_again(value.args[0])):
             made = Call(value.fn, (self.look(value.args[0]), value.args[1]), {}, value.shape,
                         value.dtype, None, value.depends)
+        elif value.fn is primitives.stop_gradient and isinstance(value.args[0], Op) and (
+                isinstance(value.args[0], Param) and value.args[0].role == OUTSIDE
+                or self._read_again(value.args[0]) is not None):
+            made = Call(value.fn, (self.look(value.args[0]),), {}, value.shape, value.dtype,
+                        None, value.depends)  # a declared parameter's value: read again
         elif value.fn in _CHEAP and value.shape == () and len(value.args) == 2 and all(
                 not isinstance(a, Op) or a is self.loop.counter
                 or isinstance(a, Param) and a.role == OUTSIDE and a.shape == ()

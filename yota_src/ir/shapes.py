@@ -584,6 +584,7 @@ def _table() -> dict:
         np.broadcast_to: _broadcast_to, np.expand_dims: _expand_dims,
         np.concatenate: _concatenate, np.stack: _stack, np.where: _where, np.clip: _clip,
         np.outer: _outer, operator.getitem: _getitem, primitives.astype: _same, np.copy: _same,
+        primitives.stop_gradient: _same,
         primitives.dimension: lambda facts, d: (),
         primitives.index_update: _index_store, primitives.index_add: _index_store,
     })

@@ -23,7 +23,7 @@ from dataclasses import replace
 import gast
 import numpy as np
 
-from yota_src.core import distributions, primitives, registry
+from yota_src.core import distributions, nested, primitives, registry
 from yota_src.core.values import is_array
 from yota_src.errors import UnsupportedSyntaxError, YotaError
 from yota_src.ir.tape import Call
@@ -183,6 +183,9 @@ class Calls:
         if isinstance(fn, types.MethodType):
             args, fn = (fn.__self__,) + tuple(args), fn.__func__
         fn = unwrap(fn)
+        stops = registry.nodiff_args(fn) if self.unroller.user_code else set()
+        if stops:
+            args, kwargs = self._stopped(fn, args, kwargs, stops)
         source = function_source(fn)
         stored = _stores_of_plain(source.node)
         if stored is None:
@@ -190,6 +193,23 @@ class Calls:
         self.unroller.outside_reads.depend_on_code(fn)
         return self.inline(source, signature_of(fn), args, kwargs, None,
                            closure_cells(fn), fn.__globals__, node, frame, stored)
+
+    def _stopped(self, fn, args: tuple, kwargs: dict, names: set) -> tuple[tuple, dict]:
+        """The arguments of `fn` with those of the parameters declared
+        piecewise constant (`ys.nodiff(fn, ...)`) passing no gradient in."""
+        try:
+            bound = signature_of(fn).bind(*args, **kwargs)
+        except TypeError:
+            return args, kwargs  # said where the call is unrolled
+        for name in names & set(bound.arguments):
+            bound.arguments[name] = nested.map_leaves(
+                bound.arguments[name], self._stop, lambda value: isinstance(value, Traced))
+        return bound.args, bound.kwargs
+
+    def _stop(self, value):
+        if isinstance(value, Traced) and value.op.differentiable:
+            return self.unroller.primitive(primitives.stop_gradient, (value,), {})
+        return value
 
     def inline(self, source, signature, args, kwargs, parent, closure, globals_,
                node=None, frame=None, stored: set | None = None):
