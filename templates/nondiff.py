@@ -16,8 +16,7 @@ import operator
 
 import numpy as np
 
-from yota_src.core import primitives
-from yota_src.rules import nodiff, nondifferentiable, refused
+from yota_src.rules import nodiff, nondifferentiable, primitives, refused
 
 nondifferentiable(primitives.stop_gradient)  # a declared parameter of an unrolled function
 

@@ -89,6 +89,103 @@ def remembered(w, xs):
     return total * len(seen)
 
 
+# The classes a hostile review of the first version found silently wrong:
+# one variable for two joined names, a swap, a value pasted into an
+# expression unparenthesised, a number that depends on the counter.
+
+def half_then_add(w, xs):
+    a = w
+    for t in range(len(xs)):
+        v = xs[t] * w
+        if v > 0:
+            a = a * 0.5 + v
+    return a
+
+
+def two_accumulators(w, xs):
+    b, c = 0.5 * w, 0.0
+    for t in range(len(xs)):
+        v = xs[t] * w
+        if xs[t] > 0.2:
+            b = b + v
+        else:
+            c = c * 0.5 + v
+    return 2.0 * b + 3.0 * c
+
+
+def running_max(w, xs):
+    m = -10.0
+    for t in range(len(xs)):
+        v = xs[t] * w
+        if v > m:
+            m = v
+    return m
+
+
+def swapped(w, xs):
+    a, b = w, 2.0 * w
+    for t in range(len(xs)):
+        if xs[t] > 0:
+            a, b = b, a
+        a = a + xs[t] * b
+    return a + 3 * b
+
+
+def two_ifs(w, xs):
+    b, c = w, 0.0
+    for t in range(len(xs)):
+        if xs[t] > 0:
+            b = b * 0.5
+        else:
+            b = b * 0.9
+        if xs[t] > 1:
+            c = c + w * b
+        else:
+            c = c - w * b
+    return b + c
+
+
+def ratio_in_arm(w, xs):
+    total = 0.0
+    for t in range(len(xs)):
+        s = xs[t] + w
+        d = xs[t] - w
+        if xs[t] > 0:
+            total = total + s / d
+    return total
+
+
+def alternating(w, xs):
+    total = 0.0
+    for t in range(len(xs)):
+        v = xs[t] * w
+        if v > 0:
+            total = total + v * (-1) ** t
+        else:
+            total = total - v
+    return total
+
+
+def int_start(w, xs):
+    total = 0
+    for t in range(len(xs)):
+        v = xs[t] * w
+        if v > 0:
+            total += v
+    return total * 1.0
+
+
+def copies(w, xs):
+    total = 0.0
+    for t in range(len(xs)):
+        if xs[t] > 0:
+            m = w
+        else:
+            m = xs[t]
+        total = total + m * xs[t]
+    return total
+
+
 def loops(source: str, counter: str = "t") -> int:
     """The `for` statements over `counter` in generated code (not its comments)."""
     return sum(line.strip().startswith(f"for {counter} in") for line in source.splitlines())
@@ -186,6 +283,20 @@ def test_ys_grad_serves_the_next_batch_from_its_cache(rng):
     other = rng.normal(size=20) * 2
     value, (gw, gx) = ys.grad(hinge, 0.3, other)
     np.testing.assert_allclose(gw, finite_differences(hinge, (0.3, other), 0), rtol=1e-6)
+
+
+@pytest.mark.parametrize("f", [half_then_add, two_accumulators, running_max, swapped, two_ifs,
+                               ratio_in_arm, alternating, int_start, copies])
+def test_right_or_refused_at_the_example_and_on_new_data(f, rng):
+    example = np.array([1.5, -1.3, 2.0, -1.5, 0.5, -0.7, 2.5, -1.2, 1.1, -0.4])
+    df = ys.simplegrad(f, 0.8, example)
+    assert_right(f, df, (0.8, example), [0, 1])
+    for data in (-example, example[::-1].copy(), rng.normal(size=10) * 2,
+                 rng.normal(size=7) * 2):
+        try:
+            assert_right(f, df, (0.8, data), [0, 1])
+        except (ys.errors.ControlFlowChanged, ys.errors.SignatureMismatch):
+            pass  # an arm, a step or a size the example did not show
 
 
 @settings(max_examples=25, deadline=None)

@@ -15,7 +15,7 @@ import operator
 from yota_src.codegen.loop_code import body_readers
 from yota_src.ir.branches import Branch, is_branch
 from yota_src.ir.loops import CARRIED, Param
-from yota_src.ir.tape import Call, Op, operands
+from yota_src.ir.tape import Call, Input, Op, operands
 
 
 def is_branch_output(op) -> bool:
@@ -26,8 +26,10 @@ def is_branch_output(op) -> bool:
 def branch_statements(writer, call: Call) -> list[str]:
     branch: Branch = call.fn
     for capture, arg in zip(branch.captures, branch.captured(call)):
-        if capture is not arg:  # a pass replaced what it reads
-            writer.names[capture] = ast.unparse(writer.spell.literal(arg))
+        if capture is not arg:  # a pass replaced what it reads: what the arms read it by
+            text = ast.unparse(writer.spell.literal(arg))
+            writer.names[capture] = text if text.isidentifier() or _plain_number(text) \
+                else f"({text})"
     test = ast.unparse(writer.spell.literal(call.args[0]))
     parts = {user.args[1]: user for user in writer.names.users.get(call, [])
              if is_branch_output(user)}
@@ -73,7 +75,8 @@ def _target(writer, branch: Branch, call: Call, k: int, part: Op | None) -> str 
     safe; else a new one."""
     if part is None:
         return None
-    for arm in branch.arms.values():
+    for arm in branch.arms.values() if len(branch.names) == 1 else ():  # (one name: no
+        # other name's value can be read after this one's variable took its new value)
         if arm is None or arm.results[k] not in branch.captures:
             continue
         capture = arm.results[k]
@@ -82,6 +85,10 @@ def _target(writer, branch: Branch, call: Call, k: int, part: Op | None) -> str 
             return writer.names[arg]
     base = writer.names.base(part) or branch.names[k]
     return writer.names.fresh(base if base.isidentifier() else "value")
+
+
+def _plain_number(text: str) -> bool:
+    return text.replace(".", "", 1).isdigit()
 
 
 def _users(writer, arg) -> list:
@@ -108,8 +115,9 @@ def _reusable(writer, branch: Branch, call: Call, capture: Op, arg, k: int) -> b
     after the branch reads its old value, no arm reads it after making the
     new one, and no other joined name passes it through."""
     if not isinstance(arg, Op) or arg not in writer.names or arg in writer.names.inlined \
-            or any(arg in outer.fn.captures for outer in writer.open_branches):
-        return False  # (an arm around it reads it too, maybe under another name)
+            or any(arg in outer.fn.captures for outer in writer.open_branches) \
+            or isinstance(arg, Input) or isinstance(arg, Param) and arg.role != CARRIED:
+        return False  # (an arm around reads it too; an argument; the same at each step)
     inside = {op for arm in branch.arms.values() if arm is not None for op in arm.ops}
     if any(user is not call and user not in inside and not (user is None and _stacked(writer, arg))
            for user in _users(writer, arg)):

@@ -30,6 +30,7 @@ import numpy as np
 from yota_src.codegen import loop_code
 from yota_src.core import primitives
 from yota_src.core.values import ITEM, path_name
+from yota_src.ir.branches import is_branch
 from yota_src.ir.loops import is_loop
 from yota_src.ir.tape import Call, Op, Tape, operands, readers
 
@@ -279,7 +280,8 @@ class Names(dict):
         if isinstance(op, Call) and any(each in self.overwritten for each in operands(op)):
             return False  # it must read its operand before an update in place
         return ((self.base(op) is None or op in self.loop_reads) and len(users) == 1
-                and not is_loop(users[0]) and op not in self.preset
+                and not is_loop(users[0]) and not _captured_by(users[0], op)
+                and op not in self.preset
                 and op not in self.pinned
                 and not (isinstance(op, Call) and primitives.has_effect(op.fn))
                 and users[0] is not None and (self.group(users[0]) == self.group(op)
@@ -293,6 +295,11 @@ class Names(dict):
         if op in self.inlined:
             return self.inlined[op]
         return ast.Name(self[op])
+
+
+def _captured_by(user, op: Op) -> bool:
+    """Whether a branch's arms read `op` (by a name: never an expression pasted in)."""
+    return is_branch(user) and op in user.fn.captured(user)
 
 
 _SIZE_NODES = (ast.Name, ast.Constant, ast.BinOp, ast.operator, ast.expr_context)

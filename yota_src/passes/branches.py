@@ -48,8 +48,10 @@ def _without_joins(tape: Tape, keep: set | None = None) -> Tape:
         if op in joins:
             replaced[op] = look(op.args[0])
             if isinstance(replaced[op], Op):
-                _move(labels, origins, op, replaced[op])
+                _move(labels, origins, op, replaced[op], fresh=False)
             continue
+        if isinstance(new, Guard) and not isinstance(new.value, Op):
+            continue  # a decision on a number the path fixes: it holds
         if new is not op:
             replaced[op] = new
             _move(labels, origins, op, new)
@@ -190,11 +192,15 @@ def _branch(guard: Guard, entry, arm_ops: list, joins: list, look, labels: dict,
     return call, parts
 
 
-def _move(labels: dict, origins: dict, old: Op, new: Op) -> None:
-    """`new` stands for `old`: its name (where it has none) and example value."""
+def _move(labels: dict, origins: dict, old: Op, new: Op, fresh: bool = True) -> None:
+    """`new` stands for `old`: its name (where it has none) and, where it is
+    an op made here (`fresh`), its example value (an op already there keeps
+    its own: it may be what `old` was computed from)."""
     if old in labels:
         labels.setdefault(new, labels.pop(old))
-    origins.setdefault(new, origins.pop(old, old))
+    origin = origins.pop(old, old)
+    if fresh:
+        origins.setdefault(new, origin)
 
 
 # --- opening: a branch of one arm, its guard and ops again --------------------
@@ -228,6 +234,8 @@ def _open(ops: list, labels: dict, origins: dict) -> tuple[list, object]:
     made = []
     for op in ops:
         new = with_operands(op, look)
+        if isinstance(new, Guard) and not isinstance(new.value, Op):
+            continue  # a decision on a number the path fixes: it holds
         if is_branch(new) and new.fn.both:
             new = _with_arms_opened(new)
         if new is not op:
@@ -237,7 +245,7 @@ def _open(ops: list, labels: dict, origins: dict) -> tuple[list, object]:
                 and isinstance(new.args[0], tuple):  # a part of a branch opened
             replaced[op] = new.args[0][new.args[1]]
             if isinstance(replaced[op], Op):
-                _move(labels, origins, op, replaced[op])
+                _move(labels, origins, op, replaced[op], fresh=False)
             continue
         if not is_branch(new) or new.fn.both:
             made.append(new)

@@ -181,6 +181,8 @@ class Unroller:
             if type(value) is not counts.Counter or id(node) not in self.index_nodes \
                     or self.python_index:  # indexing a Python value reads what no op shows
                 value.use.used = True
+                if self.branches:  # `(-1) ** t`, `coeffs[t]` in an arm: the iterations that
+                    self.opaque_calls += 1  # took the arm may all agree where others would not
                 if type(value) is counts.Counter and not self.python_index:
                     return CounterValue(value)  # may meet the data: `j == y[i]`
                 return int(value)
