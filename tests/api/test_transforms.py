@@ -246,3 +246,24 @@ def test_a_vector_or_tangent_of_another_shape_is_refused(rng):
         ys.jvp(vector_field, (x, rng.normal(size=(4, 3))), (np.ones((2, 3)), np.ones((4, 3))))
     with pytest.raises(ValueError, match="needs two_values to return one array or float"):
         ys.jvp(two_values, (x,), (x,))
+
+
+@pytest.mark.parametrize("call", [
+    lambda f, x: ys.hessian(f, x, x),  # a second array would bind to an option
+    lambda f, x: ys.jacobian(f, x, "rev"),
+    lambda f, x: ys.hvp(f, x, x, "unroll"),
+    lambda f, x: ys.jvp(f, (x,), (x,), "roll"),
+])
+def test_options_are_keyword_only(call):
+    with pytest.raises(TypeError, match="positional argument"):
+        call(lambda x: np.sum(x ** 3), np.arange(3.0))
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda f, x: ys.hessian(f, x, loops=np.ones(2)), "loops="),
+    (lambda f, x: ys.jacobian(f, x, mode=3), "mode=3"),
+    (lambda f, x: ys.jacobian(f, x, loops="rolled"), "loops='rolled'"),
+])
+def test_option_values_are_checked_with_a_clear_error(call, message):
+    with pytest.raises(ValueError, match=message):
+        call(lambda x: np.sum(x ** 3), np.arange(3.0))

@@ -102,7 +102,7 @@ def wrt_indices(wrt, n_args: int, n_bound: int, fn: Callable | None = None,
 
 
 def loops_option(loops) -> str:
-    if loops not in ("roll", "unroll"):
+    if not isinstance(loops, str) or loops not in ("roll", "unroll"):
         raise ValueError(f"loops={loops!r}: use loops=\"roll\" (loops whose iterations do the "
                          "same work stay loops) or loops=\"unroll\" (straight-line code)")
     return loops

@@ -31,7 +31,7 @@ from yota_src.tracing import array_library
 
 
 @_user_facing
-def hvp(f: Callable, x, v, loops: str = "roll") -> Any:
+def hvp(f: Callable, x, v, *, loops: str = "roll") -> Any:
     """The Hessian of the scalar `f` at `x` times `v`, without forming the
     Hessian: the gradient of `sum(grad(f)(x) * v)` (reverse over reverse).
 
@@ -74,7 +74,7 @@ def _shaped_like(arg, tangent, what: str):
 
 
 @_user_facing
-def hessian(f: Callable, x, loops: str = "roll") -> np.ndarray:
+def hessian(f: Callable, x, *, loops: str = "roll") -> np.ndarray:
     """The dense Hessian of the scalar `f` at the array or float `x`.
 
     Returns an array of shape `x.shape + x.shape`: one generated
@@ -96,7 +96,7 @@ def hessian(f: Callable, x, loops: str = "roll") -> np.ndarray:
 
 
 @_user_facing
-def jvp(f: Callable, args: Sequence, tangents: Sequence,
+def jvp(f: Callable, args: Sequence, tangents: Sequence, *,
         loops: str = "roll") -> tuple[Any, Any]:
     """Forward mode: `f(*args)` and its Jacobian times `tangents`.
 
@@ -130,7 +130,7 @@ def jvp(f: Callable, args: Sequence, tangents: Sequence,
 
 
 @_user_facing
-def jacobian(f: Callable, x, mode: str = "auto", loops: str = "roll") -> np.ndarray:
+def jacobian(f: Callable, x, *, mode: str = "auto", loops: str = "roll") -> np.ndarray:
     """The dense Jacobian of `f` (array or float valued) at the array or float `x`.
 
     Returns an array of shape `value.shape + x.shape`: by rows from one
@@ -149,7 +149,7 @@ def jacobian(f: Callable, x, mode: str = "auto", loops: str = "roll") -> np.ndar
         array([[0., 2.],
                [2., 0.]])
     """
-    if mode not in ("auto", "rev", "fwd"):
+    if not isinstance(mode, str) or mode not in ("auto", "rev", "fwd"):
         raise ValueError(f"mode={mode!r}: use \"rev\", \"fwd\" or \"auto\"")
     value, pullback = vjp(f, x, loops=loops)
     _require_single(value, "ys.jacobian needs f")
