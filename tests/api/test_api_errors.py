@@ -34,7 +34,8 @@ def returns_dict(x):
     (returns_vector, r"returned ndarray of shape \(3,\).*np.sum"),
 ])
 def test_a_non_scalar_result_is_refused_naming_the_function(f, says):
-    with pytest.raises(ValueError, match=f"{f.__name__}\\(\\) must return a scalar.*{says}"):
+    with pytest.raises(ValueError, match=f"{f.__name__}\\(\\) \\(test_api_errors.py:\\d+\\) "
+                                         f"must return a scalar.*{says}"):
         ys.grad(f, np.ones(3))
 
 

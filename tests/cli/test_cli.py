@@ -98,10 +98,12 @@ def write_bad_modules(tmp_path):
     return {
         "syntax_error": ("gen", f"{syntax}:loss", "--args", f"{syntax}:loss"),
         "no_rule": ("gen", f"{norule}:loss", "--args", f"{norule}:example"),
+        "not_a_function": ("gen", f"{norule}:np", "--args", f"{norule}:example"),
     }
 
 
-@pytest.mark.parametrize("case", ["missing_file", "missing_function", "syntax_error", "no_rule"])
+@pytest.mark.parametrize("case", ["missing_file", "missing_function", "syntax_error", "no_rule",
+                                  "not_a_function"])
 def test_bad_input_is_one_clear_line_and_leaves_output_untouched(case, tmp_path):
     cases = {**BAD, **write_bad_modules(tmp_path)}
     out = tmp_path / "grad_loss.py"
@@ -113,7 +115,8 @@ def test_bad_input_is_one_clear_line_and_leaves_output_untouched(case, tmp_path)
     assert len(lines) == 1 and lines[0].startswith("yota-src: error: ")
     assert out.read_text() == "# precious\n"
     expected = {"missing_file": "no such file", "missing_function": "has no 'nothing'",
-                "syntax_error": "syntax error", "no_rule": "no gradient rule for np.i0"}[case]
+                "syntax_error": "syntax error", "no_rule": "no gradient rule for np.i0",
+                "not_a_function": "norule.py:np is not a function (it is module"}[case]
     assert expected in lines[0]
     if case == "no_rule":
         assert "norule.py:4" in lines[0]

@@ -32,8 +32,9 @@ def require_aux(value, signature: Signature, returned_at) -> None:
                        "tuple or dict instead")
     if problem is None:
         return
-    error = ValueError(f"{signature.function_name}() must return a pair (loss, aux) with "
-                       f"has_aux=True; {problem}.")
+    where = f" ({returned_at.short})" if returned_at is not None else ""
+    error = ValueError(f"{signature.function_name}(){where} must return a pair (loss, aux) "
+                       f"with has_aux=True; {problem}.")
     if returned_at is not None:
         error.location = returned_at
     raise error
@@ -54,8 +55,9 @@ def require_scalar(value, signature: Signature, returned_at) -> None:
         hint = " Return the loss alone, or pass has_aux=True to return (loss, aux)."
     elif shape:
         hint = " Reduce it to a scalar, e.g. with np.sum or np.mean."
-    error = ValueError(f"{signature.function_name}() must return a scalar (a float or a size-1 "
-                       f"array) to be differentiated; it returned {described}.{hint}")
+    where = f" ({returned_at.short})" if returned_at is not None else ""
+    error = ValueError(f"{signature.function_name}(){where} must return a scalar (a float or a "
+                       f"size-1 array) to be differentiated; it returned {described}.{hint}")
     if returned_at is not None:
         error.location = returned_at
     raise error

@@ -50,6 +50,8 @@ def unroll(fn: Callable, args: tuple, rewind_draws: bool = True, loops: str = "r
         raise
     finally:
         unroller.close_generators()  # generators left unfinished, as Python closes them
+    if unroller.returned_at is None:  # it ran off its end: its `def` line, for messages
+        unroller.returned_at = source.location(source.node)
     if rewind_draws:
         rewind(unroller.random_states)
     signature.outside = describe_outside(unroller.outside_reads.dependencies.values())

@@ -33,6 +33,9 @@ def load_inputs(target: str, example: str) -> tuple:
     target_path, example_path = target.rpartition(":")[0], example.rpartition(":")[0]
     with user_code(f"importing {target_path}", target_path, importing):
         fn = _load_object(target)
+    if not callable(fn):
+        raise UsageError(f"{target} is not a function (it is {type(fn).__name__} {fn!r:.40}): "
+                         "name the function to differentiate (FILE.py:NAME)")
     with user_code(f"importing {example_path}", example_path, importing):
         args = _load_object(example)
     if callable(args):
