@@ -242,14 +242,19 @@ def or_where_nan(wins, other):
 
 
 @adjoint(np.clip)
-def clip(dy, y, a, a_min=None, a_max=None):
-    """Inside the bounds the gradient goes to `a`, outside to the bound hit."""
-    above = a >= a_min if a_min is not None else True
-    below = a <= a_max if a_max is not None else True
+def clip(dy, y, a, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002 - NumPy 2's
+    """Inside the bounds the gradient goes to `a`, outside to the bound hit
+    (NumPy 2 also names them `min` and `max`)."""
+    lower = a_min if a_min is not None else min
+    upper = a_max if a_max is not None else max
+    above = a >= lower if lower is not None else True
+    below = a <= upper if upper is not None else True
     inside = above & below
     da = unbroadcast(masked(dy, inside), a)
-    da_min = unbroadcast(masked(dy, a < a_min), a_min)
-    da_max = unbroadcast(masked(dy, a > a_max), a_max)
+    da_min = unbroadcast(masked(dy, a < lower), lower)
+    da_max = unbroadcast(masked(dy, a > upper), upper)
+    dmin = unbroadcast(masked(dy, a < lower), lower)
+    dmax = unbroadcast(masked(dy, a > upper), upper)
 
 
 @adjoint(np.where)

@@ -139,6 +139,19 @@ def test_clip_with_static_and_traced_bounds():
     check(np.clip, x, uniform((5,), -1.0, -0.2, 1), uniform((4, 1), 0.2, 1.0, 2))
 
 
+def clip_spellings(x, low, high):
+    """Every spelling NumPy accepts: NumPy 2's keywords, one bound, the method."""
+    return (np.sum(np.clip(x, min=low, max=high) ** 2) + np.sum(np.clip(x, low, None) ** 2)
+            + np.sum(x.clip(low) ** 2) + np.sum(x.clip(min=low) ** 2)
+            + np.sum(x.clip(max=high) ** 3) + np.sum(x.clip(low, high) ** 2))
+
+
+def test_clip_in_every_spelling_numpy_accepts():
+    x = uniform((4, 5), -2, 2)
+    ys.check_grad(clip_spellings, x, -0.5, 0.7)
+    ys.check_grad(clip_spellings, x, uniform((5,), -1.0, -0.2, 1), uniform((4, 1), 0.2, 1.0, 2))
+
+
 # --- powers and divisions where Python's arithmetic and NumPy's part ---------------
 
 def constant_power_plus(t):

@@ -74,6 +74,8 @@ class ArrayMethods:
             receiver = node.func.value if isinstance(getattr(node, "func", None),
                                                      gast.Attribute) else None
             return self.unroller.decisions.concretize(x, primitives.tolist, receiver, frame)
+        if name == "clip" and len(args) == 1 and "a_max" not in kwargs and "max" not in kwargs:
+            args = (args[0], None)  # `x.clip(0)`: the method takes one bound, np.clip both
         if name in ARRAY_METHODS:
             return primitive(ARRAY_METHODS[name], (x,) + tuple(args), kwargs)
         if name in IN_PLACE_METHODS:
