@@ -117,3 +117,30 @@ def test_second_order_through_any_program(program, seed):
         ys.check_grad(outer, *args, rtol=1e-4, atol=1e-6)
     except ControlFlowChanged:
         pass  # finite differences stepped across a decision of the data: refused, not wrong
+
+
+def squares(x):
+    return np.sum(x ** 2)
+
+
+def cubes(x):
+    return np.sum(x ** 3)
+
+
+def calls_its_argument(x, g):
+    return g(x)[0] * 2.0
+
+
+def test_a_gradient_function_passed_in_is_called_not_walked():
+    """yota-src's own callables may be arguments, as any function may: the
+    module is made for that very object and refuses another."""
+    x = np.array([0.5, -1.0, 2.0])
+    squares_grad, cubes_grad = ys.simplegrad(squares, x), ys.simplegrad(cubes, x)
+    df = ys.simplegrad(calls_its_argument, x, squares_grad)
+    value, dx, _ = df(x, squares_grad)
+    assert value == calls_its_argument(x, squares_grad)
+    np.testing.assert_allclose(dx, 4 * x)
+    with pytest.raises(ys.errors.SignatureMismatch):
+        df(x, cubes_grad)
+    value, (dx, _) = ys.grad(calls_its_argument, x, cubes_grad)
+    np.testing.assert_allclose(dx, 6 * x ** 2)

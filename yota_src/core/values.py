@@ -56,8 +56,8 @@ def kind_of(value) -> str:
         return STATIC
     if isinstance(value, (dict, list, tuple)) or dataclasses.is_dataclass(value):
         return "struct"
-    if type(value).__module__.split(".")[0] in ("builtins", "numpy", "functools"):
-        return STATIC
+    if type(value).__module__.split(".")[0] in ("builtins", "numpy", "functools", "yota_src"):
+        return STATIC  # (yota-src's own: a gradient function is called, never walked)
     if (hasattr(value, "__dict__") or hasattr(type(value), "__slots__")) \
             and _defined_in_python(type(value)):
         return "struct"
