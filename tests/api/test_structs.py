@@ -1,5 +1,6 @@
 """Struct-like arguments: path-dict gradients, unreached fields, update()."""
 
+import enum
 from collections import namedtuple
 from dataclasses import dataclass
 
@@ -248,3 +249,27 @@ def test_tuple_and_list_subclasses_are_mirrored():
     value, g = ys.grad(from_subclasses, *args)
     assert value == from_subclasses(*args)
     ys.check_grad(from_subclasses, *args)
+
+
+class Part(enum.Enum):
+    WEIGHT = "w"
+    BIAS = 2
+
+
+def keyed_by_members(x, params):
+    return np.sum(params[Part.WEIGHT] * x) + np.sum(params[Part.BIAS] ** 2) \
+        + params[frozenset({1, 2})] * np.sum(x) + params[(1, ("a", 2.5))]
+
+
+def test_dict_keys_the_code_can_import_or_spell(rng):
+    """Enum members (imported from their module), frozensets, nested tuples."""
+    x = rng.normal(size=3)
+    params = {Part.WEIGHT: rng.normal(size=3), Part.BIAS: rng.normal(size=2),
+              frozenset({1, 2}): 1.5, (1, ("a", 2.5)): 0.5}
+    df = ys.simplegrad(keyed_by_members, x, params)
+    assert "Part.WEIGHT" in df.source
+    value, dx, dparams = df(x, params)
+    assert value == keyed_by_members(x, params)
+    np.testing.assert_allclose(dparams[(Part.BIAS,)], 2 * params[Part.BIAS])  # path-keyed
+    np.testing.assert_allclose(dx, params[Part.WEIGHT] + 1.5)
+    ys.check_grad(keyed_by_members, x, params)

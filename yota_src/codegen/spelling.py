@@ -11,6 +11,7 @@ are built as `ast` nodes and printed with `ast.unparse`.
 from __future__ import annotations
 
 import ast
+import enum
 import functools
 import logging
 import math
@@ -139,11 +140,23 @@ class Speller:
             return parse_expression(_scalar_type(value))
         if isinstance(value, np.ndarray):
             return self._array(value)
+        if isinstance(value, enum.Enum):
+            return self._member(value)
         if callable(value):
             return self.function(value)
         if isinstance(value, types.ModuleType):
             return self._module(value)
         raise CodegenError(f"generated code cannot spell the value {value!r}")
+
+    def _member(self, value: enum.Enum) -> ast.expr:
+        """`model.Kind.A`: an Enum member, from the module its class is defined in."""
+        kind = type(value)
+        if not reachable(kind, kind.__module__, kind.__qualname__) \
+                or getattr(kind, value.name, None) is not value:
+            raise CodegenError(f"generated code cannot import {kind.__qualname__} to spell "
+                               f"{value!r}")
+        where = self.imported(kind.__module__)
+        return ast.Attribute(parse_expression(f"{where}.{kind.__qualname__}"), value.name)
 
     def expression(self, op: Op) -> ast.expr:
         """What an op computes, as an expression: an operator, an index, an
