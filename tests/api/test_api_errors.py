@@ -104,6 +104,21 @@ def test_a_partial_is_differentiated_in_its_remaining_arguments():
     assert value == two_args(a, b) and np.allclose(db, a)
 
 
+def weighted(x, scale=1.0, *, power=2):
+    return np.sum(scale * x ** power)
+
+
+@pytest.mark.parametrize("bound", [dict(scale=2.0), dict(power=3), dict(scale=0.5, power=3)])
+def test_a_partial_with_keyword_arguments_is_differentiated_in_the_others(bound, rng):
+    f, x = functools.partial(weighted, **bound), rng.normal(size=4)
+    df = ys.simplegrad(f, x)
+    value, dx = df(x)
+    assert value == f(x) and "def grad_weighted(x):" in df.source
+    np.testing.assert_allclose(dx, numerical_gradient(f, (x,), 0), rtol=1e-6)
+    _, (again,) = ys.grad(f, x)
+    np.testing.assert_allclose(again, dx)
+
+
 class Scaled:
     def __init__(self, scale):
         self.scale = scale

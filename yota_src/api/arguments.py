@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import functools
 import inspect
+import keyword
 import os
 import types
+import weakref
 from collections.abc import Callable
 
 import numpy as np
 
+from yota_src.core.compiled_text import run_registered
 from yota_src.core.values import DIFF, GENERATOR, flatten, kind_of
 from yota_src.errors import NoDiffRuleError
 from yota_src.tracing.source import unwrap
@@ -30,10 +33,8 @@ def target(f, args: tuple) -> tuple[Callable, tuple, int]:
         fn, bound, n = target(f.__func__, (f.__self__,) + args)
         return fn, bound, n + 1
     if isinstance(f, functools.partial):
-        if f.keywords:
-            raise TypeError(f"yota-src cannot differentiate a functools.partial with keyword "
-                            f"arguments ({', '.join(f.keywords)}): write a small `def` that "
-                            "calls the function instead")
+        if f.keywords:  # a small `def` calling it, which the trace unrolls as it is
+            return target(_calling(f, len(args)), args)
         fn, bound, n = target(f.func, tuple(f.args) + args)
         return fn, bound, n + len(f.args)
     if isinstance(f, (types.FunctionType, staticmethod, classmethod)) or \
@@ -55,6 +56,30 @@ def refuse_keywords(api_name: str, keywords: dict) -> None:
             f"ys.{api_name} takes the function's arguments positionally, and differentiates "
             f"each of them; got keyword arguments {names}. Pass them positionally "
             f"(ys.{api_name}(f, a, b)), and use wrt=... to choose which get gradients.")
+
+
+_CALLING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _calling(f: functools.partial, count: int) -> Callable:
+    """`def loss(x, y): return partial_loss(x, y)` for a partial with keyword
+    arguments and `count` positional ones: its parameters are the partial's
+    own, as the generated code names them. One per partial and count, so
+    that `ys.grad`'s cache finds it again."""
+    made = _CALLING.setdefault(f, {})
+    if count not in made:
+        try:
+            params = [p.name for p in inspect.signature(f).parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        except (TypeError, ValueError):
+            params = []
+        names = params[:count] if len(params) >= count else \
+            [f"arg{k}" for k in range(count)]
+        name = getattr(f.func, "__name__", "function")
+        name = name if name.isidentifier() and not keyword.iskeyword(name) else "function"
+        source = f"def {name}({', '.join(names)}):\n    return partial({', '.join(names)})\n"
+        made[count] = run_registered(source, f"partial_{name}", {"partial": f})[name]
+    return made[count]
 
 
 def wrt_indices(wrt, n_args: int, n_bound: int, fn: Callable | None = None,
