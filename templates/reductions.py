@@ -22,8 +22,9 @@ from .helpers import (
 
 
 @adjoint(np.sum)
-def sum(dy, y, a, axis=None, dtype=None, keepdims=False):
+def sum(dy, y, a, axis=None, dtype=None, keepdims=False, initial=None):
     da = spread(dy, a, axis, keepdims)
+    dinitial = np.sum(dy)  # added to every sum
 
 
 @adjoint(np.mean)
@@ -55,14 +56,14 @@ def prod(dy, y, a, axis=None, dtype=None, keepdims=False):
 
 
 @adjoint(np.var)
-def var(dy, y, a, axis=None, dtype=None, ddof=0, keepdims=False):
-    count = np.size(a) // np.size(y) - ddof
+def var(dy, y, a, axis=None, dtype=None, ddof=0, keepdims=False, correction=None):
+    count = np.size(a) // np.size(y) - (ddof if correction is None else correction)
     da = expand(dy, a, axis, keepdims) * (2.0 / count) * (a - np.mean(a, axis=axis, keepdims=True))
 
 
 @adjoint(np.std)
-def std(dy, y, a, axis=None, dtype=None, ddof=0, keepdims=False):
-    count = np.size(a) // np.size(y) - ddof
+def std(dy, y, a, axis=None, dtype=None, ddof=0, keepdims=False, correction=None):
+    count = np.size(a) // np.size(y) - (ddof if correction is None else correction)
     centred = a - np.mean(a, axis=axis, keepdims=True)
     da = expand(dy / y, a, axis, keepdims) * centred / count
 
@@ -88,9 +89,10 @@ def cumprod(dy, y, a, axis=None, dtype=None):
 
 
 @adjoint(np.nansum)
-def nansum(dy, y, a, axis=None, dtype=None, out=None, keepdims=False):
+def nansum(dy, y, a, axis=None, dtype=None, out=None, keepdims=False, initial=None):
     """np.sum with NaNs counted as 0."""
     da = masked(spread(dy, a, axis, keepdims), ~np.isnan(a))
+    dinitial = np.sum(dy)  # added to every sum
 
 
 @adjoint(np.nanmean)
@@ -102,16 +104,16 @@ def nanmean(dy, y, a, axis=None, dtype=None, out=None, keepdims=False):
 
 
 @adjoint(np.nanvar)
-def nanvar(dy, y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+def nanvar(dy, y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, correction=None):
     """np.var of the numbers in each slice, their count less ddof dividing."""
-    numbers, centred, count = nan_centred(a, axis, ddof)
+    numbers, centred, count = nan_centred(a, axis, ddof if correction is None else correction)
     da = masked(expand(dy, a, axis, keepdims) * (2.0 / count) * centred, numbers)
 
 
 @adjoint(np.nanstd)
-def nanstd(dy, y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+def nanstd(dy, y, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, correction=None):
     """np.std of the numbers in each slice, their count less ddof dividing."""
-    numbers, centred, count = nan_centred(a, axis, ddof)
+    numbers, centred, count = nan_centred(a, axis, ddof if correction is None else correction)
     da = masked(expand(dy / y, a, axis, keepdims) * centred / count, numbers)
 
 

@@ -770,3 +770,13 @@ def test_a_ufunc_with_where_and_no_out_is_refused_before_it_runs():
         warnings.simplefilter("error")  # NumPy's own warning would come first
         with pytest.raises(ys.errors.UnsupportedSyntaxError, match="without out="):
             ys.grad(f, np.array([0.5, -1.5, 2.0]))
+
+
+def numpy_two_spellings(x):
+    return (np.sum(x ** 2, initial=1.5) + np.nansum(x, initial=0.5) + np.var(x, correction=1)
+            + np.std(x, axis=0, correction=1).sum() + np.nanvar(x, correction=1)
+            + np.nanstd(x, correction=1))
+
+
+def test_numpy_2_parameters_of_the_reductions():
+    ys.check_grad(numpy_two_spellings, uniform((4, 3), -1, 1))

@@ -322,3 +322,52 @@ def test_np_matrix_results_are_refused(fn):
 def test_np_matrix_arguments_are_refused_by_name():
     with pytest.raises(NoDiffRuleError, match="argument `m` is an np.matrix"):
         ys.grad(lambda m: np.sum(m * m), np.asmatrix(np.ones((2, 2))))
+
+
+# NumPy parameters a rule does not take yet, each refused where passed ("the rule
+# for np.max does not apply here: got an unexpected keyword argument 'initial'"),
+# never ignored: a new NumPy parameter a rule misses fails this audit.
+NOT_TAKEN = {
+    "pinv": {"rcond", "hermitian", "rtol"},  # a cutoff changes which values count
+    "max": {"initial"}, "amax": {"initial"}, "min": {"initial"}, "amin": {"initial"},
+    "nanmax": {"initial"}, "nanmin": {"initial"},  # an initial value that wins
+    "prod": {"initial"}, "nanprod": {"initial"},
+    "var": {"mean"}, "std": {"mean"}, "nanvar": {"mean"}, "nanstd": {"mean"},  # a mean given
+    "array": {"object", "ndmin", "ndmax"}, "take": {"mode"}, "sort": {"stable"},
+    "float64": {"value"}, "float32": {"value"}, "float16": {"value"}, "longdouble": {"value"},
+}
+# parameters that change no gradient (where the result goes, its type, its layout)
+_NEUTRAL = {"out", "dtype", "where", "casting", "order", "subok", "like", "device", "copy"}
+
+
+def _numpy_rules():
+    templates, _ = rules.registered()
+    for fn, template in templates.items():
+        if isinstance(fn, np.ufunc) or not (getattr(fn, "__module__", "") or "").startswith(
+                "numpy"):
+            continue
+        try:
+            yield fn, inspect.signature(fn), inspect.signature(template)
+        except (TypeError, ValueError):  # a builtin without a signature
+            continue
+
+
+def test_every_numpy_parameter_is_taken_by_its_rule_or_listed():
+    """Each rule's signature against the NumPy function's own: every parameter
+    NumPy accepts (by position or keyword, NumPy 2's names too) is one the
+    rule takes, or one listed above as not taken yet."""
+    missing = {}
+    for fn, numpy_signature, rule_signature in _numpy_rules():
+        taken = set(list(rule_signature.parameters)[2:])
+        if any(p.kind == p.VAR_KEYWORD for p in rule_signature.parameters.values()):
+            continue
+        names = {p.name for p in numpy_signature.parameters.values()
+                 if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)} - _NEUTRAL - taken
+        if names:
+            missing[fn.__name__] = names
+    assert missing == NOT_TAKEN
+
+
+def test_a_parameter_a_rule_does_not_take_is_refused_by_name():
+    with pytest.raises(NoDiffRuleError, match="initial"):
+        ys.grad(lambda x: np.max(x, initial=5.0), np.ones(3))

@@ -56,7 +56,7 @@ def kind_of(value) -> str:
         return STATIC
     if isinstance(value, (dict, list, tuple)) or dataclasses.is_dataclass(value):
         return "struct"
-    if type(value).__module__.split(".")[0] in ("builtins", "numpy", "functools", "yota_src"):
+    if type(value).__module__.split(".")[0] in ("builtins", "numpy", "functools", _OWN):
         return STATIC  # (yota-src's own: a gradient function is called, never walked)
     if (hasattr(value, "__dict__") or hasattr(type(value), "__slots__")) \
             and _defined_in_python(type(value)):
@@ -64,6 +64,7 @@ def kind_of(value) -> str:
     return STATIC
 
 
+_OWN = __name__.partition(".")[0]  # this package's objects
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: made by a class statement
 
 
