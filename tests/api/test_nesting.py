@@ -144,3 +144,25 @@ def test_a_gradient_function_passed_in_is_called_not_walked():
         df(x, cubes_grad)
     value, (dx, _) = ys.grad(calls_its_argument, x, cubes_grad)
     np.testing.assert_allclose(dx, 6 * x ** 2)
+
+
+def halving(x):
+    y = x
+    while np.sum(y ** 2) > 1.0:
+        y = y * 0.5
+    return np.sum(y ** 3)
+
+
+def through_halving(x):
+    _, g = ys.grad(halving, x)
+    return np.sum(g[0] ** 2)
+
+
+def test_a_refusal_in_a_nested_derivative_names_the_users_line():
+    """A decision inside the inner gradient is said at the user's line it is
+    of, never at a line of the generated module the user never saw."""
+    x = np.array([1.0, 2.0])
+    df = ys.simplegrad(through_halving, x)
+    with pytest.raises(ys.errors.ControlFlowChanged) as refused:
+        df(x * 10)
+    assert "test_nesting.py:" in str(refused.value) and "grad_halving:" not in str(refused.value)

@@ -39,7 +39,7 @@ class Decisions:
             if text is None and not unroller.user_code:  # a rule's decision: say what it read
                 text = self.expression_text(value.op)
             unroller.recorder.guard(value.op, result, convert, text or node_text(node),
-                                    unroller.location_of(node, frame), within)
+                                    unroller.decision_location(node, frame), within)
         return result
 
     def decide(self, value: Traced, convert):

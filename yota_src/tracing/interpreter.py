@@ -208,6 +208,13 @@ class Unroller:
             return self.loc
         return self.in_context(frame.source.location(node)) if self.user_code else self.loc
 
+    def decision_location(self, node, frame) -> Location | None:
+        """Where a decision is, as its message says: the user's line, also in
+        code yota-src generated (source.py)."""
+        if node is None or frame is None or not self.user_code:
+            return self.location_of(node, frame)
+        return self.in_context(frame.source.user_location(node))
+
     def unsupported(self, node, frame, what: str) -> UnsupportedSyntaxError:
         return UnsupportedSyntaxError(f"{what} is not supported", self.location_of(node, frame),
                                       hint=_REWRITES.get(type(node), ""))

@@ -8,6 +8,7 @@ import functools
 import hashlib
 import inspect
 import linecache
+import re
 import sys
 import textwrap
 import types
@@ -48,6 +49,27 @@ class FunctionSource:
         return Location(self.filename, self.first_line + row, line.rstrip("\n"),
                         None if col is None else col + self.indent,
                         None if end_col is None else end_col + self.indent)
+
+
+    def user_location(self, node) -> Location:
+        """Where a decision is, for its message: in code yota-src generated (a
+        gradient differentiated again), the user's line that code computes,
+        from the comment above it (`# model.py:12  h = np.tanh(...)`)."""
+        if self.filename.startswith("<yota-src "):
+            found = self._commented(getattr(node, "lineno", 1) - 1)
+            if found is not None:
+                return found
+        return self.location(node)
+
+    def _commented(self, row: int) -> Location | None:
+        for line in reversed(self.lines[: row + 1]):
+            found = _COMMENT.match(line)
+            if found is not None:
+                return Location(found.group(1), int(found.group(2)), found.group(3))
+        return None
+
+
+_COMMENT = re.compile(r"\s*# ([^\s:]+\.py):(\d+)  (.*)$")
 
 
 def unwrap(fn):
