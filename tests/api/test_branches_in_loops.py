@@ -186,6 +186,66 @@ def copies(w, xs):
     return total
 
 
+# ... and a second review: values rebound after the `if`, two names carried
+# out as one value, and chains the branch op does not take yet (made with
+# guards instead, never wrong).
+
+def swap_after(w, xs):
+    a, b = w, 0.5 * w
+    for t in range(len(xs)):
+        if xs[t] > 0:
+            a = np.sin(a) + 0.53
+        a, b = b * 0.9, a
+    return a + 2.0 * b
+
+
+def copied_after(w, xs):
+    a, b = w, 0.0
+    for t in range(len(xs)):
+        if xs[t] > 0:
+            a = a * 0.5 + xs[t] * w
+        b = a
+        a = b * 0.9 + 0.1
+    return a + b
+
+
+def always_copied(w, xs):
+    a, b = w, 0.5 * w
+    for t in range(len(xs)):
+        a = a * 0.9 - xs[t] * w
+        if xs[t] < 50.0:
+            b = a
+    return a + 2.0 * b
+
+
+def optional_step(w, xs):
+    h = 0.5 * w
+    for t in range(len(xs)):
+        if xs[t] > 0:
+            h = np.tanh(w * h + xs[t])
+        h = np.tanh(w * h - xs[t])
+    return h
+
+
+def chain(w, xs):
+    total = 0.0
+    for t in range(len(xs)):
+        v = xs[t] * w
+        if v > 1:
+            if v > 2:
+                if v > 3:
+                    total = total + v
+                total = total + 2 * v
+            total = total - v
+        elif v > 0:
+            total = total + v * v
+        elif v > -1:
+            total = total - 3 * v
+        else:
+            total = total + 0.5
+    return total
+
+
 def loops(source: str, counter: str = "t") -> int:
     """The `for` statements over `counter` in generated code (not its comments)."""
     return sum(line.strip().startswith(f"for {counter} in") for line in source.splitlines())
@@ -286,12 +346,14 @@ def test_ys_grad_serves_the_next_batch_from_its_cache(rng):
 
 
 @pytest.mark.parametrize("f", [half_then_add, two_accumulators, running_max, swapped, two_ifs,
-                               ratio_in_arm, alternating, int_start, copies])
+                               ratio_in_arm, alternating, int_start, copies, swap_after,
+                               copied_after, always_copied, optional_step, chain])
 def test_right_or_refused_at_the_example_and_on_new_data(f, rng):
-    example = np.array([1.5, -1.3, 2.0, -1.5, 0.5, -0.7, 2.5, -1.2, 1.1, -0.4])
+    example = np.array([1.45, -1.3, 2.15, -1.55, 0.55, -0.65, 2.8, -1.2, 1.1, -0.4, 4.6, -2.1,
+                        3.1, 0.35, -0.9, 5.1])  # (no step at a test's threshold)
     df = ys.simplegrad(f, 0.8, example)
     assert_right(f, df, (0.8, example), [0, 1])
-    for data in (-example, example[::-1].copy(), rng.normal(size=10) * 2,
+    for data in (-example, example[::-1].copy(), rng.normal(size=16) * 2,
                  rng.normal(size=7) * 2):
         try:
             assert_right(f, df, (0.8, data), [0, 1])

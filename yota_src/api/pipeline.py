@@ -31,7 +31,7 @@ from yota_src.codegen import loader
 from yota_src.core.primitives import is_output, store_in_argument
 from yota_src.differentiate import cotangents
 from yota_src.differentiate.sweep import differentiate
-from yota_src.errors import MutationError
+from yota_src.errors import ControlFlowChanged, MutationError, YotaError
 from yota_src.ir.signature import Signature
 from yota_src.ir.tape import Call, Tape
 from yota_src.passes import eliminate_dead_code, optimize, optimize_forward
@@ -62,7 +62,22 @@ def build(fn: Callable, args: tuple, wrt_args: frozenset, loops: str = "roll",
     differentiated argument's gradient is the result). `sizes`: the arrays'
     sizes are read at run time where the module, made again at other sizes,
     reads the same (sizes.py); else it is made for the example's sizes."""
-    options = (wrt_args, loops, work_arrays, has_aux, pullback, kind)
+    try:
+        return _built(fn, args, wrt_args, loops, work_arrays, has_aux, pullback, kind, sizes)
+    except Exception as error:
+        if loops != "roll" or isinstance(error, YotaError) \
+                and not isinstance(error, ControlFlowChanged):
+            raise  # (the user's to act on: it does not depend on how loops are made)
+        # an `if` decided by the data in a loop, as a branch of the loop's body, is new:
+        # where making it fails, each decision is a guard again (right, if specialised)
+        return _built(fn, args, wrt_args, loops, work_arrays, has_aux, pullback, kind, sizes,
+                      branches=False)
+
+
+def _built(fn: Callable, args: tuple, wrt_args: frozenset, loops: str, work_arrays: bool,
+           has_aux: bool, pullback: bool, kind: str, sizes: bool,
+           branches: bool = True) -> Compiled:
+    options = (wrt_args, loops, work_arrays, has_aux, pullback, kind, branches)
     if sizes:
         try:
             made = _made(fn, args, *options, dims=True)
@@ -107,11 +122,12 @@ def _serves_other_sizes(fn: Callable, args: tuple, options: tuple, made: Made) -
 
 
 def _made(fn: Callable, args: tuple, wrt_args: frozenset, loops: str, work_arrays: bool,
-          has_aux: bool, pullback: bool, kind: str, dims: bool, dump: bool = True) -> Made:
+          has_aux: bool, pullback: bool, kind: str, branches: bool, dims: bool,
+          dump: bool = True) -> Made:
     """Every stage up to the module's text, dumped (YOTA_SRC_DUMP) where `dump`."""
     has_aux = has_aux or kind == "jvp"
     with errors_at_user_lines():
-        unroller, value, signature = unroll(fn, args, loops=loops, dims=dims)
+        unroller, value, signature = unroll(fn, args, loops=loops, dims=dims, branches=branches)
         recorder = unroller.recorder
         try:  # the value read as it is, writes into the arguments included
             recorded = _recorded(unroller, value, signature, has_aux, pullback)

@@ -26,7 +26,7 @@ from yota_src.tracing.traced import Traced
 
 
 def unroll(fn: Callable, args: tuple, rewind_draws: bool = True, loops: str = "roll",
-           dims: bool = False):
+           dims: bool = False, branches: bool = True):
     """Run `fn` on traced arguments: `(unroller, value, signature)`. Random
     generators it drew from are put back (`rewind_draws`) when the generated
     code is what will draw for the caller; `trace` returns the traced value
@@ -41,6 +41,7 @@ def unroll(fn: Callable, args: tuple, rewind_draws: bool = True, loops: str = "r
     # a loop may become a loop op while traced; `dims`: sizes are read at run time
     signature.dims = DimFacts() if dims else None
     unroller = Unroller(roll=loops == "roll", dims=signature.dims)
+    unroller.marks.enabled = branches and loops == "roll"  # (tracing/branches.py)
     traced = _traced_arguments(unroller, plain, args, signature)
     try:
         value = unroller.call_function(plain, traced, {})

@@ -12,7 +12,7 @@ import sys
 
 from yota_src import api
 from yota_src.cli import config, generation
-from yota_src.cli.failures import UsageError
+from yota_src.cli.failures import UsageError, one_line
 from yota_src.cli.output_files import committed, refuse_overwriting_inputs, write
 from yota_src.cli.user_files import load_inputs, user_code
 
@@ -93,8 +93,17 @@ def _check(options) -> tuple[int, str]:
 def _compared(targets: list[config.Target]) -> tuple[int, str]:
     """Exit 1 naming each target whose file is not what gen would write now,
     with the command that fixes it; writes nothing."""
-    stale = 0
-    for target, source in zip(targets, generation.sources(targets)):
+    stale = failed = 0
+    for target in targets:  # each said, even after one that fails to generate
+        try:
+            source = generation.source_of(target, apart=len(targets) > 1)
+        except Exception as error:  # noqa: BLE001 - said as gen would say it, then the next
+            if len(targets) == 1:
+                raise  # (one target: its error is the command's)
+            failed += 1
+            print(f"yota-src: {target.out} ({target.function}) cannot be generated: "
+                  f"{one_line(error)}", file=sys.stderr)
+            continue
         current = committed(target.out)
         if current == source:
             continue
@@ -102,6 +111,8 @@ def _compared(targets: list[config.Target]) -> tuple[int, str]:
         state = "is missing: generate" if current is None else "is stale: regenerate"
         print(f"yota-src: {target.out} ({target.function}) {state} it with "
               f"`{target.command()}`", file=sys.stderr)
+    if failed:
+        return 2, ""
     if stale:
         return 1, ""
     return 0, f"{len(targets)} target{'' if len(targets) == 1 else 's'} up to date\n"

@@ -30,6 +30,12 @@ def sources(targets: list[config.Target]) -> list[str]:
     return [_source_apart(target) for target in targets]
 
 
+def source_of(target: config.Target, apart: bool) -> str:
+    """What gen writes for one target (`apart`: in a process of its own, as
+    one of several)."""
+    return _source_apart(target) if apart else _source(target)
+
+
 def _source(target: config.Target) -> str:
     """The module `yota-src gen` writes for `target` now."""
     fn, args = load_inputs(target.function, target.args)

@@ -75,16 +75,29 @@ def _target(writer, branch: Branch, call: Call, k: int, part: Op | None) -> str 
     safe; else a new one."""
     if part is None:
         return None
-    for arm in branch.arms.values() if len(branch.names) == 1 else ():  # (one name: no
-        # other name's value can be read after this one's variable took its new value)
+    carried = _carried_out(writer, branch, part)
+    for arm in branch.arms.values() if carried is not None else ():
         if arm is None or arm.results[k] not in branch.captures:
             continue
         capture = arm.results[k]
         arg = call.args[1 + branch.captures.index(capture)]
-        if _reusable(writer, branch, call, capture, arg, k):
+        if arg is carried and _reusable(writer, branch, call, capture, arg, k):
             return writer.names[arg]
     base = writer.names.base(part) or branch.names[k]
     return writer.names.fresh(base if base.isidentifier() else "value")
+
+
+def _carried_out(writer, branch: Branch, part: Op):
+    """The carried variable of the loop being written whose new value the one
+    name the branch joins is (`if margin > 0: loss = loss + margin`, the
+    body's last word on `loss`), if any: the loop would assign the variable
+    that value anyway, and no later line rebinds it before the loop stacks
+    or reads it."""
+    if len(branch.names) != 1 or not writer.open_loops:
+        return None
+    loop = writer.open_loops[-1].fn
+    return next((param for param, result in zip(loop.carried, loop.results)
+                 if result is part), None)
 
 
 def _plain_number(text: str) -> bool:

@@ -329,7 +329,8 @@ class _Reverse:
             result = loop.results[k]
             carried_in[k] = Param(CARRIED, result.shape, result.dtype, None, result.dims)
             labels[carried_in[k]] = loop.carried[k]
-            grads[self.look(result)] = body.traced(carried_in[k], _ones(result))
+            grads[self.look(result)] = plus(  # (one value carried out as two: `b = a`)
+                body, grads.get(self.look(result)), body.traced(carried_in[k], _ones(result)))
         stack_grads, stack_params = [], []
         for number, value in enumerate(loop.saved):
             if dy[n_carried + number] is None or value not in self.active:

@@ -47,6 +47,7 @@ class Branches:
 
     def __init__(self, unroller):
         self.unroller = unroller
+        self.enabled = True  # False: every decision a guard, as outside loops
         self.entries = itertools.count()
         self._bodies: dict[int, tuple[list, list]] = {}  # id(body) -> (body, as run)
         self._names: dict[int, tuple | None] = {}  # id(if) -> names it assigns, or None
@@ -69,7 +70,7 @@ class Branches:
         arm = stmt.body if taken else stmt.orelse
         guard = ops[-1] if len(ops) > before and isinstance(ops[-1], Guard) else None
         names = self._assigned(stmt) if guard is not None and unroller.loops \
-            and unroller.user_code else None
+            and unroller.user_code and self.enabled else None
         if names is None or not unroller.recorder.keep_values:
             exec_block(arm, frame)
             return
