@@ -406,3 +406,18 @@ def test_a_pyproject_that_is_not_utf8(tmp_path):
     result = run("check", cwd=tmp_path)
     assert result.returncode == 2
     assert re.search(r"pyproject\.toml: not UTF-8", result.stderr), result.stderr
+
+
+@pytest.mark.slow
+def test_check_says_every_target_when_one_fails_to_generate(generated):
+    """A target that cannot be made (here its function reads a missing name)
+    is said, and the others' states are said too."""
+    model = generated / "model.py"
+    model.write_text(model.read_text().replace("return np.sum(h * h)",
+                                               "return np.sum(h * undefined_name)"))
+    (generated / "grads" / "grad_predict.py").write_text("# stale\n")
+    result = run("check", cwd=generated)
+    assert result.returncode == 2
+    assert "grads/grad_loss.py (model.py:loss) cannot be generated" in result.stderr
+    assert "undefined_name" in result.stderr
+    assert "grads/grad_predict.py (model.py:predict) is stale" in result.stderr
