@@ -68,3 +68,23 @@ def scaled_clip_loop(x, limit):
     for t in range(x.shape[0]):
         total = total + scaled_clip(x[t], limit) ** 2
     return total
+
+
+def soft(x):
+    return np.log1p(np.exp(x))
+
+
+def in_branches(w, xs, cap):
+    """Declared functions called in the arms of a data-decided `if` in a loop."""
+    total = 0.0
+    for t in range(xs.shape[0]):
+        v = xs[t] * w
+        if v > 0:
+            total = total + soft(v) + scaled_clip(v, cap)
+        else:
+            total = total - 0.5 * scaled_clip(v, cap)
+    return total
+
+
+def in_branches_with_aux(w, xs, cap):
+    return in_branches(w, xs, cap), {"steps": xs.shape[0]}

@@ -8,6 +8,7 @@ import yota_src as ys
 
 ys.diffrule(h.logistic, "x", "y * (1 - y) * dy")
 ys.nodiff(h.scaled_clip, "limit")
+ys.diffrule(h.soft, "x", "dy / (1 + np.exp(-x))")
 
 
 @ys.diffrule(h.conv)
@@ -67,6 +68,23 @@ def test_nodiff_on_an_unrolled_function_holds_in_every_call(f, rng):
     assert dlimit == 0.0
     held = ys.api.numerical_gradient(lambda x: np.sum(f(x, 1.5)), (x,), 0)
     np.testing.assert_allclose(dx, held, rtol=1e-5, atol=1e-7)
+
+
+def test_declarations_hold_in_every_context():
+    """The audit of issue 26: a rule, a nodiff, `wrt` and `has_aux` each hold
+    where the declared function is called in the arms of a rolled `if`."""
+    xs = np.array([1.2, -0.7, 2.1, -1.4, 0.3, -0.2, 1.7, -2.2, 0.9, -0.5])
+    df = ys.simplegrad(h.in_branches, 0.8, xs, 1.0)
+    assert "h.soft(" in df.source or "helpers_rules.soft(" in df.source  # the rule, called
+    for data in (xs, -xs[::-1].copy()):
+        _, dw, _, dcap = df(0.8, data, 1.0)
+        held = ys.api.numerical_gradient(lambda w: h.in_branches(w, data, 1.0), (0.8,), 0)
+        np.testing.assert_allclose(dw, held, rtol=1e-6)
+        assert dcap == 0.0  # declared: no gradient
+    (_, aux), (dw, _, dcap) = ys.grad(h.in_branches_with_aux, 0.8, xs, 1.0, has_aux=True)
+    assert aux == {"steps": 10} and dcap == 0.0
+    _, only = ys.grad(h.in_branches, 0.8, xs, 1.0, wrt="w")
+    assert only[1] is None and only[2] is None and only[0] == dw
 
 
 def partial_rule(x, scale):
