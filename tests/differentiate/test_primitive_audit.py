@@ -333,7 +333,7 @@ NOT_TAKEN = {
     "nanmax": {"initial"}, "nanmin": {"initial"},  # an initial value that wins
     "prod": {"initial"}, "nanprod": {"initial"},
     "var": {"mean"}, "std": {"mean"}, "nanvar": {"mean"}, "nanstd": {"mean"},  # a mean given
-    "array": {"object", "ndmin", "ndmax"}, "take": {"mode"}, "sort": {"stable"},
+    "array": {"object", "ndmin", "ndmax"}, "take": {"mode"}, "sort": {"stable", "descending"},
     "float64": {"value"}, "float32": {"value"}, "float16": {"value"}, "longdouble": {"value"},
 }
 # parameters that change no gradient (where the result goes, its type, its layout)
@@ -355,7 +355,8 @@ def _numpy_rules():
 def test_every_numpy_parameter_is_taken_by_its_rule_or_listed():
     """Each rule's signature against the NumPy function's own: every parameter
     NumPy accepts (by position or keyword, NumPy 2's names too) is one the
-    rule takes, or one listed above as not taken yet."""
+    rule takes, or one listed above as not taken yet (a NumPy older than the
+    newest may lack some of them)."""
     missing = {}
     for fn, numpy_signature, rule_signature in _numpy_rules():
         taken = set(list(rule_signature.parameters)[2:])
@@ -365,7 +366,8 @@ def test_every_numpy_parameter_is_taken_by_its_rule_or_listed():
                  if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)} - _NEUTRAL - taken
         if names:
             missing[fn.__name__] = names
-    assert missing == NOT_TAKEN
+    assert {fn: names - NOT_TAKEN.get(fn, set()) for fn, names in missing.items()
+            if names - NOT_TAKEN.get(fn, set())} == {}
 
 
 def test_a_parameter_a_rule_does_not_take_is_refused_by_name():
