@@ -34,18 +34,25 @@ def map_leaves(structure, fn: Callable[[Any], Any], is_leaf: Callable[[Any], boo
 
 
 def leaves(structure, is_leaf: Callable[[Any], bool]) -> Iterator:
-    """The leaves `is_leaf` picks inside a structure, in order."""
+    """The leaves `is_leaf` picks inside a structure, in order (collected in
+    one walk: every pass asks this of every op's operands)."""
+    found: list = []
+    _collect(structure, is_leaf, found)
+    return iter(found)
+
+
+def _collect(structure, is_leaf: Callable[[Any], bool], found: list) -> None:
     if is_leaf(structure):
-        yield structure
+        found.append(structure)
     elif isinstance(structure, (tuple, list)):
         for item in structure:
-            yield from leaves(item, is_leaf)
+            _collect(item, is_leaf, found)
     elif isinstance(structure, dict):
         for item in structure.values():
-            yield from leaves(item, is_leaf)
+            _collect(item, is_leaf, found)
     elif isinstance(structure, slice):
         for part in (structure.start, structure.stop, structure.step):
-            yield from leaves(part, is_leaf)
+            _collect(part, is_leaf, found)
 
 
 def shape_of(structure, leaf: Callable[[Any], Any]):

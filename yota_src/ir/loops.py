@@ -82,7 +82,7 @@ class Loop:
         # a reversed loop the reverse pass does not run on the example, which gives
         # zeros of its outputs' types (loop_adjoint.py: only long loops)
         self.placeholder = False
-        self._code = None  # (ops, the body as a Python function): `_compiled`
+        self._code = None  # (ops, what it stacks, the loop as a Python function): `_compiled`
         self._mask_ops = None  # (ops, each count of a mask of the body -> its mask): `masks`
         self.__name__ = self.__qualname__ = "loop"
 
@@ -191,9 +191,9 @@ class Loop:
         every: dict[Op, list] = {value: [] for value in kept}
         counters = itertools.count(self.start) if self.test is not None else \
             self.counters(stop)
-        step = self._compiled() if self.test is None else None
-        if step is not None:
-            return self._run_compiled(step, counters, carried, args[len(self.carried):], every)
+        run = self._compiled(tuple(every)) if self.test is None else None
+        if run is not None:
+            return self._run_compiled(run, counters, carried, args[len(self.carried):], every)
         ran = 0
         for counter in counters:
             values[self.counter] = counter
@@ -206,53 +206,56 @@ class Loop:
                 rows.append(values[value])
         return carried, every, ran
 
-    def _run_compiled(self, step, counters, carried: list, outside: tuple,
+    def _run_compiled(self, run, counters, carried: list, outside: tuple,
                       every: dict) -> tuple:
-        """`_run` with the body as one Python function: a long loop runs at
-        close to the speed of the user's own."""
-        slots = {param: ("in", number) for number, param in enumerate(self.params)}
-        slots.update((op, ("op", number)) for number, op in enumerate(self.ops))
-        results = [slots[result] for result in self.results]
-        kept = [(slots[value], rows) for value, rows in every.items()]
-        ran = 0
-        for counter in counters:
-            inputs = (counter, *carried, *outside)
-            row = step(*inputs)
-            for (kind, number), rows in kept:
-                rows.append(row[number] if kind == "op" else inputs[number])
-            carried = [row[number] if kind == "op" else inputs[number]
-                       for kind, number in results]
-            ran += 1
-        return carried, every, ran
+        """`_run` with the whole loop as one Python function: a long loop runs
+        at close to the speed of the user's own."""
+        carried, ran = run(counters, *[rows.append for rows in every.values()], *carried,
+                           *outside)
+        return list(carried), every, ran
 
-    def _compiled(self):
-        """The body as a Python function of its params giving every op's
-        value, where each op is a call on ops and numbers (no guard, no
-        nested argument); None otherwise."""
-        if self._code is not None and self._code[0] is self.ops:
-            return self._code[1]
+    def _compiled(self, kept: tuple):
+        """The loop as a Python function of its counters, the appends of the
+        rows of `kept` (ops or params, each stacked per iteration) and its
+        params giving the carried values after the last iteration and how many
+        ran, where each op is a call on ops and numbers (no guard, no nested
+        argument); None otherwise."""
+        if self._code is not None and self._code[0] is self.ops and self._code[1] == kept:
+            return self._code[2]
         steps = self._steps()
-        step = None
+        run = None
         if steps and all(flat is not None for _, _, flat in steps):
-            names = {param: f"p{number}" for number, param in enumerate(self.params)}
             scope: dict = {}
-            lines = [f"def step({', '.join(names.values())}):"]
-            for number, (op, fn, flat) in enumerate(steps):
-                scope[f"f{number}"] = fn
-                operands = []
-                for place, (is_op, value) in enumerate(flat):
-                    if is_op:
-                        operands.append(names[value])
-                    else:
-                        scope[f"c{number}_{place}"] = value
-                        operands.append(f"c{number}_{place}")
-                names[op] = f"v{number}"
-                lines.append(f"    v{number} = f{number}({', '.join(operands)})")
-            lines.append(f"    return ({''.join(f'v{n}, ' for n in range(len(steps)))})")
-            exec(compile("\n".join(lines), "<loop body>", "exec"), scope)  # noqa: S102
-            step = scope["step"]
-        self._code = (self.ops, step)
-        return step
+            exec(compile("\n".join(self._loop_text(steps, kept, scope)), "<loop>", "exec"),
+                 scope)  # noqa: S102
+            run = scope["run"]
+        self._code = (self.ops, kept, run)
+        return run
+
+    def _loop_text(self, steps: list, kept: tuple, scope: dict) -> list[str]:
+        """`_compiled`'s function, line by line; `scope` gets what it calls
+        and the numbers it reads."""
+        names = {param: f"p{number}" for number, param in enumerate(self.params)}
+        names.update((op, f"v{number}") for number, (op, _, _) in enumerate(steps))
+        appends = [f"a{number}" for number in range(len(kept))]
+        lines = [f"def run(counters, {''.join(f'{name}, ' for name in appends)}"
+                 f"{''.join(f'{names[p]}, ' for p in self.params[1:])}):",
+                 "    ran = 0",
+                 f"    for {names[self.params[0]]} in counters:"]
+        for number, (_, fn, flat) in enumerate(steps):
+            scope[f"f{number}"] = fn
+            operands = []
+            for place, (is_op, value) in enumerate(flat):
+                if not is_op:
+                    scope[f"c{number}_{place}"] = value
+                operands.append(names[value] if is_op else f"c{number}_{place}")
+            lines.append(f"        v{number} = f{number}({', '.join(operands)})")
+        lines += [f"        {append}({names[value]})" for append, value in zip(appends, kept)]
+        carried = "".join(f"{names[param]}, " for param in self.carried)
+        if carried:
+            lines.append(f"        {carried}= "
+                         f"{''.join(f'{names[result]}, ' for result in self.results)}")
+        return [*lines, "        ran += 1", f"    return ({carried}), ran"]
 
     def _iteration(self, values: dict) -> bool:
         """Run the body once; False where a `while` loop's test ends it."""

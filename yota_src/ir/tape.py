@@ -236,8 +236,13 @@ def iter_refs(structure) -> Iterator[Op]:
 def operands(op: Op) -> Iterator[Op]:
     """The ops `op` reads."""
     if isinstance(op, Call):
-        yield from iter_refs(op.args)
-        yield from iter_refs(op.kwargs)
+        for arg in op.args:  # (most are ops or numbers: no walk)
+            if isinstance(arg, Op):
+                yield arg
+            elif isinstance(arg, (tuple, list, dict, slice)):
+                yield from iter_refs(arg)
+        if op.kwargs:
+            yield from iter_refs(op.kwargs)
     elif isinstance(op, Guard):
         yield op.value
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from yota_src.core import nested
 from yota_src.ir.dims import facts_of
 from yota_src.ir.shapes import infer_dims
 from yota_src.ir.tape import Call, Guard, Op, Tape, map_refs, operands
@@ -70,6 +69,8 @@ def _pass_label(labels: dict, label, to: Op, forward: bool) -> None:
 
 def with_operands(op: Op, look) -> Op:
     if isinstance(op, Call):
+        if all(look(operand) is operand for operand in operands(op)):
+            return op  # (most ops: nothing to rebuild)
         args, kwargs = map_refs(op.args, look), map_refs(op.kwargs, look)
         if _same(args, op.args) and _same(kwargs, op.kwargs):
             return op
@@ -88,8 +89,17 @@ def with_operands(op: Op, look) -> Op:
 
 
 def _same(new, old) -> bool:
-    """The same structure holding the very same values."""
-    return nested.shape_of(new, id) == nested.shape_of(old, id)
+    """The same structure holding the very same values (every pass asks this
+    of every operand: it stops at the first difference)."""
+    if new is old:
+        return True
+    if type(new) is not type(old) or not isinstance(new, (tuple, list, dict, slice)):
+        return False
+    if isinstance(new, dict):
+        return list(new) == list(old) and all(_same(new[key], old[key]) for key in new)
+    if isinstance(new, slice):
+        new, old = (new.start, new.stop, new.step), (old.start, old.stop, old.step)
+    return len(new) == len(old) and all(_same(a, b) for a, b in zip(new, old))
 
 
 def _sized(op: Op, recorded: set, tape: Tape) -> None:
