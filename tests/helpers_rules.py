@@ -88,3 +88,16 @@ def in_branches(w, xs, cap):
 
 def in_branches_with_aux(w, xs, cap):
     return in_branches(w, xs, cap), {"steps": xs.shape[0]}
+
+
+def conv_in_contexts(A, Ws, gate):
+    """The `**kw` rule (conv) with its keyword passed by position, in a rolled
+    loop and in the arms of a data-decided `if` in it."""
+    total = 0.0
+    for t in range(Ws.shape[0]):
+        out = conv(A, Ws[t], 1)
+        if gate[t] > 0:
+            total = total + np.sum(out ** 2)
+        else:
+            total = total + np.sum(conv(A * 0.5, Ws[t], pad=2))
+    return total

@@ -51,6 +51,7 @@ import pytest
 
 import yota_src as ys
 from yota_src import rules
+from yota_src.core import registry
 from yota_src.errors import NoDiffRuleError
 
 
@@ -373,3 +374,71 @@ def test_every_numpy_parameter_is_taken_by_its_rule_or_listed():
 def test_a_parameter_a_rule_does_not_take_is_refused_by_name():
     with pytest.raises(NoDiffRuleError, match="initial"):
         ys.grad(lambda x: np.max(x, initial=5.0), np.ones(3))
+
+
+def test_every_positional_argument_reaches_the_rule_parameter_of_its_name():
+    """NumPy's positional order against each rule's: an argument passed by
+    position reaches the rule's parameter of the same name (np.sum's fourth is
+    `out`, its rule's fourth `keepdims`), or the rule refuses it by name."""
+    wrong = {}
+    for fn, numpy_signature, rule_signature in _numpy_rules():
+        if any(p.kind == p.VAR_POSITIONAL for p in numpy_signature.parameters.values()):
+            continue  # (np.einsum(*operands): the rule takes them as they come)
+        names = registry.parameter_names(fn) or []
+        params = list(rule_signature.parameters)[2:]
+        sentinels = tuple(object() for _ in names)
+        args, kwargs = registry.as_rule_arguments(fn, params, sentinels, {})
+        try:
+            bound = rule_signature.replace(
+                parameters=list(rule_signature.parameters.values())[2:]).bind(*args, **kwargs)
+        except TypeError as error:  # refused by name: a parameter no rule takes
+            assert any(f"'{name}'" in str(error) for name in
+                       NOT_TAKEN.get(fn.__name__, set()) | _NEUTRAL | {"out"}), (fn, error)
+            continue
+        misplaced = {name: names[sentinels.index(value)] for name, value in
+                     bound.arguments.items() if value in sentinels
+                     and names[sentinels.index(value)] != name
+                     and not (name == params[0] and value is sentinels[0])}  # (its subject)
+        if misplaced:
+            wrong[fn.__name__] = misplaced
+    assert wrong == {}
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: np.sum(np.sum(x, 0, None, None, True) ** 2),
+    lambda x: np.sum(np.mean(x, 1, None, None, True) * x),
+    lambda x: np.sum(np.cumsum(x, 0, None, None) ** 2),
+    lambda x: np.sum(np.var(x, 0, None, None, 0, True) * x),
+    lambda x: np.sum(np.std(x, 1, None, None, 1, True) * x),
+    lambda x: np.sum(np.max(x, 0, None, True) * x),
+    lambda x: np.sum(np.prod(x, 1, None, None, True) * x),
+    lambda x: np.sum(x.sum(0, None, None, True) * x),
+    lambda x: np.sum(x.var(1, None, None, 1, True) * x),
+], ids=["sum", "mean", "cumsum", "var", "std", "max", "prod", "x.sum", "x.var"])
+def test_arguments_passed_by_position_as_numpy_orders_them_give_exact_gradients(fn):
+    ys.check_grad(fn, uniform((3, 4)) + 2.0)
+
+
+# an array method's parameters named otherwise than its function's, at the same place
+_METHOD_ALIASES = {"clip": {"min": "a_min", "max": "a_max"}, "dot": {"other": "b"}}
+
+
+def test_every_array_method_takes_its_arguments_in_its_functions_order():
+    """`x.name(...)` is traced as `np.name(x, ...)`: the method's positional
+    parameters must be the function's after its first, position by position."""
+    from yota_src.tracing.array_methods import ARRAY_METHODS
+
+    def positional(signature):
+        return [p.name for p in signature.parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    differing = {}
+    for name, fn in ARRAY_METHODS.items():
+        try:
+            method = positional(inspect.signature(getattr(np.ndarray, name)))[1:]
+        except (TypeError, ValueError):  # (an older NumPy without a text signature)
+            continue
+        function = positional(inspect.signature(fn))[1:]
+        aliases = _METHOD_ALIASES.get(name, {})
+        if [aliases.get(p, p) for p in method] != function[:len(method)]:
+            differing[name] = (method, function)
+    assert differing == {}

@@ -87,6 +87,21 @@ def test_declarations_hold_in_every_context():
     assert only[1] is None and only[2] is None and only[0] == dw
 
 
+def test_a_template_rule_forwarding_keywords_holds_in_every_context(rng):
+    """The `**kw` form (Yota's diffrule_kw) where its keyword comes by
+    position, in a rolled loop and in both arms of a rolled `if`; W takes no
+    gradient (declared), A an exact one."""
+    A, Ws = rng.standard_normal(6), rng.standard_normal((8, 3))
+    gate = np.array([1.0, -1.0, 2.0, -0.5, 0.3, -2.0, 1.5, -1.0])
+    df = ys.simplegrad(h.conv_in_contexts, A, Ws, gate)
+    assert "for t in range(" in df.source and "pad=1" in df.source
+    for g in (gate, -gate[::-1].copy()):
+        _, dA, dWs, _ = df(A, Ws, g)
+        held = ys.api.numerical_gradient(lambda A: h.conv_in_contexts(A, Ws, g), (A,), 0)
+        np.testing.assert_allclose(dA, held, rtol=1e-5, atol=1e-7)
+        assert not np.any(dWs)
+
+
 def partial_rule(x, scale):
     return np.sum(x * scale)
 

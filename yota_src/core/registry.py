@@ -154,6 +154,31 @@ def parameter_names(fn: Callable) -> list[str] | None:
     return names[:fn.nin] if isinstance(fn, np.ufunc) else names
 
 
+def as_rule_arguments(fn: Callable, rule_params: list[str], args: tuple,
+                      kwargs: dict) -> tuple[tuple, dict]:
+    """The call's arguments laid out for a rule taking `rule_params`: those at
+    positions where the rule's parameter has another name than `fn`'s pass by
+    `fn`'s name instead (np.sum's fourth is `out`, its rule's fourth
+    `keepdims`), so a rule never reads one argument as another. An `out` of
+    None, as NumPy's default, is nothing to differentiate. Parameters that
+    only go by position (operator.getitem's, math's) are the rule's to name."""
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return args, kwargs
+    if isinstance(fn, np.ufunc) or len(args) > len(parameters):
+        return args, kwargs  # (the rule's binding refuses too many)
+    names = [p.name for p in parameters]
+    agree = next((i for i, (name, param) in enumerate(zip(names, rule_params))
+                  if name != param), min(len(names), len(rule_params)))
+    moved = {name: value for name, value in zip(names[agree:], args[agree:])
+             if not (name == "out" and value is None)}
+    if not agree or len(args) <= agree or set(moved) & set(kwargs) or any(
+            p.kind != p.POSITIONAL_OR_KEYWORD for p in parameters[agree:len(args)]):
+        return args, kwargs  # (not agree: the rule names its parameters its own way)
+    return args[:agree], {**moved, **kwargs}
+
+
 def nodiff(fn: Callable, *argnames: str) -> None:
     """No gradient flows into the parameters `argnames` of `fn`: the result is
     piecewise constant in them (Yota's `@nodiff`). A float reaching such a

@@ -21,6 +21,7 @@ from yota_src.errors import NoDiffRuleError
 from yota_src.ir import contexts
 from yota_src.ir.dims import plain
 from yota_src.ir.tape import Call, Const, Op, map_refs, operands
+from yota_src.tracing import signature_of
 from yota_src.tracing.traced import Traced, traced_in, values_of
 
 
@@ -124,6 +125,8 @@ def propagate(driver: TemplateDriver, known: Known, op: Call, dy, active: set,
             raise NoDiffRuleError(f"{spelled()}(..., where=...) is not supported",
                                   op.loc, hint="Use np.where(mask, f(x), other) instead.")
         kwargs = {k: v for k, v in kwargs.items() if k not in _UFUNC_OPTIONS}
+    args, kwargs = registry.as_rule_arguments(
+        op.fn, list(signature_of(template).parameters)[2:], args, kwargs)
     skip = registry.nodiff_args(op.fn)
 
     def wants(name: str, value) -> bool:
