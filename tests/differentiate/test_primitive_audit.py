@@ -414,7 +414,8 @@ def test_every_positional_argument_reaches_the_rule_parameter_of_its_name():
     lambda x: np.sum(np.prod(x, 1, None, None, True) * x),
     lambda x: np.sum(x.sum(0, None, None, True) * x),
     lambda x: np.sum(x.var(1, None, None, 1, True) * x),
-], ids=["sum", "mean", "cumsum", "var", "std", "max", "prod", "x.sum", "x.var"])
+    lambda x: np.sum(np.multiply(x, x, None) + np.exp(x, None)),
+], ids=["sum", "mean", "cumsum", "var", "std", "max", "prod", "x.sum", "x.var", "ufunc out"])
 def test_arguments_passed_by_position_as_numpy_orders_them_give_exact_gradients(fn):
     ys.check_grad(fn, uniform((3, 4)) + 2.0)
 

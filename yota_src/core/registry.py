@@ -162,11 +162,15 @@ def as_rule_arguments(fn: Callable, rule_params: list[str], args: tuple,
     `keepdims`), so a rule never reads one argument as another. An `out` of
     None, as NumPy's default, is nothing to differentiate. Parameters that
     only go by position (operator.getitem's, math's) are the rule's to name."""
+    if isinstance(fn, np.ufunc):  # `out` by position after the inputs: None, or refused
+        extra = args[fn.nin:]
+        return (args[:fn.nin], kwargs) if extra and all(a is None for a in extra) \
+            else (args, kwargs)
     try:
         parameters = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         return args, kwargs
-    if isinstance(fn, np.ufunc) or len(args) > len(parameters):
+    if len(args) > len(parameters):
         return args, kwargs  # (the rule's binding refuses too many)
     names = [p.name for p in parameters]
     agree = next((i for i, (name, param) in enumerate(zip(names, rule_params))
