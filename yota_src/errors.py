@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import types
 from dataclasses import dataclass, field
 
@@ -59,10 +60,10 @@ class Location:
     @property
     def short(self) -> str:
         """`file.py:12`, the form used in comments and messages; code yota-src
-        generated in this process (`<yota-src grad_f 1a2b...>`) is `grad_f:12`."""
+        generated in this process (`<yota-src grad_f 1a2b...>`) is `grad_f:12`;
+        a notebook cell is named as IPython's tracebacks name it."""
         generated = re.fullmatch(r"<yota-src (\w+) [0-9a-f]+>", self.filename)
-        name = generated.group(1) if generated else os.path.basename(self.filename)
-        return f"{name}:{self.lineno}"
+        return place(generated.group(1) if generated else self.filename, self.lineno)
 
     def excerpt(self) -> str:
         """The source line with a caret under the construct, if known."""
@@ -77,6 +78,25 @@ class Location:
             end = min(end - indent, len(text.strip()))
             out += "\n    " + " " * start + "^" * max(end - start, 1)
         return out
+
+
+def place(filename: str, lineno: int, full: bool = False) -> str:
+    """`file.py:12` (`full`: the file's whole path); code typed into IPython
+    or Jupyter is `Cell In[3], line 2`, as IPython's tracebacks say, not the
+    temporary file IPython compiled it from."""
+    cell = _cell(filename)
+    if cell is not None:
+        return f"{cell}, line {lineno}"
+    return f"{filename if full else os.path.basename(filename)}:{lineno}"
+
+
+def _cell(filename: str) -> str | None:
+    """IPython's name for the cell compiled from `filename`, where IPython runs."""
+    ipython = sys.modules.get("IPython")
+    shell = getattr(ipython, "get_ipython", lambda: None)() if ipython else None
+    name = getattr(getattr(shell, "compile", None), "format_code_name", None)
+    found = name(filename) if callable(name) else None
+    return " ".join(found) if found else None
 
 
 @dataclass(frozen=True, order=True)
@@ -123,7 +143,8 @@ class YotaError(Exception):
     def _format(self) -> str:
         parts = []
         if self.location is not None:
-            parts.append(f"{self.location.filename}:{self.location.lineno}: {self.message}")
+            parts.append(f"{place(self.location.filename, self.location.lineno, full=True)}: "
+                         f"{self.message}")
             excerpt = self.location.excerpt()
             if excerpt:
                 parts.append(excerpt)

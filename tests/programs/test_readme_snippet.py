@@ -65,7 +65,8 @@ def test_ipython_runs_the_snippet(tmp_path):
                             cwd=tmp_path, input=SNIPPET, capture_output=True, text=True,
                             timeout=300)
     assert "Traceback" not in result.stdout + result.stderr, result.stdout
-    assert (tmp_path / "grad_loss.py").exists()
+    saved = (tmp_path / "grad_loss.py").read_text()
+    assert re.search(r"# Cell In\[\d+\], line 2  return np.sum\(W @ x", saved), saved
 
 
 def test_exec_says_the_source_cannot_be_read(tmp_path):

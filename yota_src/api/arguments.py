@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import inspect
 import keyword
-import os
 import types
 import weakref
 from collections.abc import Callable
@@ -21,7 +20,7 @@ import numpy as np
 
 from yota_src.core.compiled_text import run_registered
 from yota_src.core.values import DIFF, GENERATOR, flatten, kind_of
-from yota_src.errors import NoDiffRuleError
+from yota_src.errors import NoDiffRuleError, place
 from yota_src.tracing.source import unwrap
 
 
@@ -173,7 +172,7 @@ def check_call(fn: Callable, args: tuple, source) -> None:
     try:
         inspect.signature(fn, follow_wrapped=False).bind(*args)
     except TypeError as error:
-        where = f"{os.path.basename(source.filename)}:{source.first_line}"
+        where = place(source.filename, source.first_line)
         hint = ""
         if not args:
             hint = (" ys.grad(f, *args) gives the value and gradient at args, not a "

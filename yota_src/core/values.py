@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import enum
 import keyword
-import os
 import re
 import types
 import unicodedata
@@ -23,6 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from yota_src.errors import place
 
 ATTR, ITEM = "attr", "item"
 DIFF, DATA, STATIC, GENERATOR = "diff", "data", "static", "generator"
@@ -298,7 +299,7 @@ def describe_value(value) -> str:
     name = qualified_name(value)
     if name is not None and "<" in name and hasattr(value, "__code__"):
         code = value.__code__  # a lambda or local function: say where it was defined
-        return f"{name} ({os.path.basename(code.co_filename)}:{code.co_firstlineno})"
+        return f"{name} ({place(code.co_filename, code.co_firstlineno)})"
     if name is not None:
         return name
     if type(value).__repr__ is object.__repr__:

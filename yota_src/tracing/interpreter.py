@@ -34,6 +34,7 @@ from yota_src.errors import (
     NoDiffRuleError,
     UnsupportedSyntaxError,
     YotaError,
+    place,
 )
 from yota_src.ir.dims import DimFacts, has_dims, pinned, plain
 from yota_src.ir.iterations import CounterValue
@@ -444,4 +445,5 @@ def _shape_may_follow_data(fn, args, kwargs) -> bool:
 
 def _add_note(error: Exception, loc: Location | None) -> None:
     if loc is not None and hasattr(error, "add_note"):
-        error.add_note(f"while unrolling {loc.filename}:{loc.lineno}: {loc.line.strip()}")
+        error.add_note(f"while unrolling {place(loc.filename, loc.lineno, full=True)}: "
+                       f"{loc.line.strip()}")

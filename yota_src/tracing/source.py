@@ -90,11 +90,13 @@ def function_source(fn) -> FunctionSource:
             f"{_describe(fn)} is not a Python function, so it has no source to differentiate",
             hint="Differentiate a Python function that calls it, or register a rule for it "
                  "with ys.diffrule.")
-    return _parse(fn.__code__)
+    return _parse(fn.__code__, fn.__code__.co_filename)
 
 
 @functools.lru_cache(maxsize=1024)
-def _parse(code: types.CodeType) -> FunctionSource:
+def _parse(code: types.CodeType, filename: str) -> FunctionSource:
+    """(`filename` in the key: equal code objects of two files compare equal,
+    and each has its own lines to name)"""
     name = code.co_name
     try:
         lines, first_line = inspect.getsourcelines(code)
