@@ -11,7 +11,7 @@ import os
 import pathlib
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[2] / "yota_src"
+ROOT = pathlib.Path(__file__).resolve().parents[2] / "src" / "yota_src"
 PACKAGE = "yota_src"
 
 # lowest first; `rules` is the module a rule author imports, `templates` its

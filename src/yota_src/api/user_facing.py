@@ -12,18 +12,23 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
+from typing import ParamSpec, TypeVar
 
 from yota_src.errors import AT_USER_LINE, meant_for_user, without_internal_frames
 
+P = ParamSpec("P")
+R = TypeVar("R")
 
-def user_facing(function: Callable) -> Callable:
+
+def user_facing(function: Callable[P, R]) -> Callable[P, R]:
     """The public entry point `function`, raising the errors meant for the
     user (errors.meant_for_user) without yota-src's frames: what they read is
     their call, their line where the error has one, and what to do. Its one
     frame is named after `function` (`in simplegrad`); IPython and pytest
-    hide even that (`__tracebackhide__`)."""
+    hide even that (`__tracebackhide__`). Type checkers see `function`'s
+    own signature."""
 
-    def entry(*args, **kwargs):
+    def entry(*args: P.args, **kwargs: P.kwargs) -> R:
         __tracebackhide__ = True  # noqa: F841 - read by IPython and pytest
         try:
             return function(*args, **kwargs)
