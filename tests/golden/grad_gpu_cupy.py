@@ -40,30 +40,30 @@ def grad_loss(W1, b1, W2, x, labels):
     shifted = logits - max_logits
     # gpu.py:24  log_probs = shifted - xp.log(xp.sum(xp.exp(shifted), axis=0, keepdims=True))
     exp_shifted = cp.exp(shifted)
-    t1 = exp_shifted.sum(axis=0, keepdims=True)
-    log_probs = shifted - cp.log(t1)
+    t24 = exp_shifted.sum(axis=0, keepdims=True)
+    log_probs = shifted - cp.log(t24)
     # gpu.py:25  return -xp.mean(log_probs[labels, xp.arange(labels.shape[0])])
-    t2 = cp.arange(P)
-    out = -log_probs[labels, t2].mean()
+    t25 = cp.arange(P)
+    out = -log_probs[labels, t25].mean()
     # backward
     # gpu.py:25  return -xp.mean(log_probs[labels, xp.arange(labels.shape[0])])
     dlog_probs = cp.zeros((K, L))
-    cupyx.scatter_add(dlog_probs, (labels, t2), -1.0 / P)
+    cupyx.scatter_add(dlog_probs, (labels, t25), -1.0 / P)
     # gpu.py:24  log_probs = shifted - xp.log(xp.sum(xp.exp(shifted), axis=0, keepdims=True))
-    dt1 = -dlog_probs.sum(axis=0, keepdims=True) / t1
-    dshifted = dlog_probs + dt1 * exp_shifted
+    dt24 = -dlog_probs.sum(axis=0, keepdims=True) / t24
+    dshifted = dlog_probs + dt24 * exp_shifted
     # gpu.py:23  shifted = logits - xp.max(logits, axis=0, keepdims=True)
     dmax_logits = -dshifted.sum(axis=0, keepdims=True)
-    t3 = logits == max_logits
-    dlogits = dshifted + cp.where(t3, dmax_logits / t3.sum(axis=0, keepdims=True), 0)
+    t23 = logits == max_logits
+    dlogits = dshifted + cp.where(t23, dmax_logits / t23.sum(axis=0, keepdims=True), 0)
     # gpu.py:22  logits = W2 @ h
     dW2 = dlogits @ h.T
     dh = W2.T @ dlogits
     # gpu.py:21  h = xp.tanh(W1 @ x + b1[:, None])
-    t4 = dh * (1 - h * h)
-    db1 = t4.sum(axis=1)
-    dW1 = t4 @ x.T
-    dx = W1.T @ t4
+    t21 = dh * (1 - h * h)
+    db1 = t21.sum(axis=1)
+    dW1 = t21 @ x.T
+    dx = W1.T @ t21
     return out, dW1, db1, dW2, dx, None
 
 

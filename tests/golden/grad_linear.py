@@ -27,9 +27,9 @@ def grad_loss(m, X):
     L = X.shape[1]
     m_W = m.W
     # linear.py:16  return m.W @ X
-    t1 = m_W @ X
+    t16 = m_W @ X
     # linear.py:20  return np.sum(forward(m, X))
-    out = t1.sum()
+    out = t16.sum()
     # backward
     # linear.py:16  return m.W @ X
     dm_W = np.copy(np.broadcast_to(X.sum(axis=1), (N, M)))

@@ -49,31 +49,31 @@ def grad_loss(params, x, labels):
     shifted = logits - max_logits
     # mlp.py:26  log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=0, keepdims=True))
     exp_shifted = np.exp(shifted)
-    t1 = exp_shifted.sum(axis=0, keepdims=True)
-    log_probs = shifted - np.log(t1)
+    t26 = exp_shifted.sum(axis=0, keepdims=True)
+    log_probs = shifted - np.log(t26)
     # mlp.py:27  return -np.mean(log_probs[labels, np.arange(labels.shape[0])])
-    t2 = np.arange(P)
-    out = -log_probs[labels, t2].mean()
+    t27 = np.arange(P)
+    out = -log_probs[labels, t27].mean()
     # backward
     # mlp.py:27  return -np.mean(log_probs[labels, np.arange(labels.shape[0])])
     dlog_probs = np.zeros((K, L))
-    np.add.at(dlog_probs, (labels, t2), -1.0 / P)
+    np.add.at(dlog_probs, (labels, t27), -1.0 / P)
     # mlp.py:26  log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=0, keepdims=True))
-    dt1 = -dlog_probs.sum(axis=0, keepdims=True) / t1
-    dshifted = dlog_probs + dt1 * exp_shifted
+    dt26 = -dlog_probs.sum(axis=0, keepdims=True) / t26
+    dshifted = dlog_probs + dt26 * exp_shifted
     # mlp.py:25  shifted = logits - np.max(logits, axis=0, keepdims=True)
     dmax_logits = -dshifted.sum(axis=0, keepdims=True)
-    t3 = logits == max_logits
-    dlogits = dshifted + np.where(t3, dmax_logits / t3.sum(axis=0, keepdims=True), 0)
+    t25 = logits == max_logits
+    dlogits = dshifted + np.where(t25, dmax_logits / t25.sum(axis=0, keepdims=True), 0)
     # mlp.py:21  return params.W2 @ h + params.b2[:, None]
     dparams_b2 = dlogits.sum(axis=1)
     dparams_W2 = dlogits @ h.T
     dh = params_W2.T @ dlogits
     # mlp.py:20  h = np.tanh(params.W1 @ x + params.b1[:, None])
-    t4 = dh * (1 - h * h)
-    dparams_b1 = t4.sum(axis=1)
-    dparams_W1 = t4 @ x.T
-    dx = params_W1.T @ t4
+    t20 = dh * (1 - h * h)
+    dparams_b1 = t20.sum(axis=1)
+    dparams_W1 = t20 @ x.T
+    dx = params_W1.T @ t20
     dparams = {('W1',): dparams_W1, ('b1',): dparams_b1, ('W2',): dparams_W2, ('b2',): dparams_b2}
     return out, dparams, dx, None
 

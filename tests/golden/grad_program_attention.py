@@ -24,8 +24,8 @@ def grad_attention(Q, K, V):
     if type(V) is not ndarray or V.shape[:-1] != (L,) or V.dtype != float64:
         _mismatch('V', V, f'float64 ({L}, P)')
     # golden_programs.py:76  scores = Q @ K.T / np.sqrt(Q.shape[-1])
-    t1 = np.sqrt(M)
-    scores = Q @ K.T / t1
+    t76 = np.sqrt(M)
+    scores = Q @ K.T / t76
     # golden_programs.py:77  weights = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
     max_scores = scores.max(axis=-1, keepdims=True)
     weights = np.exp(scores - max_scores)
@@ -33,25 +33,26 @@ def grad_attention(Q, K, V):
     sum_weights = weights.sum(axis=-1, keepdims=True)
     weights_2 = weights / sum_weights
     # golden_programs.py:79  return np.sum((weights @ V) ** 2)
-    t2 = weights_2 @ V
-    out = (t2 ** 2).sum()
+    t79 = weights_2 @ V
+    out = (t79 ** 2).sum()
     # backward
     # golden_programs.py:79  return np.sum((weights @ V) ** 2)
-    dt2 = 2.0 * t2
-    dweights_2 = dt2 @ V.T
-    dV = weights_2.T @ dt2
+    dt79 = 2.0 * t79
+    dweights_2 = dt79 @ V.T
+    dV = weights_2.T @ dt79
     # golden_programs.py:78  weights = weights / np.sum(weights, axis=-1, keepdims=True)
-    t3 = (dweights_2 * weights_2 / sum_weights).sum(axis=1, keepdims=True)
-    dweights = dweights_2 / sum_weights - t3
+    t78 = (dweights_2 * weights_2 / sum_weights).sum(axis=1, keepdims=True)
+    dweights = dweights_2 / sum_weights - t78
     # golden_programs.py:77  weights = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
-    t4 = dweights * weights
-    dmax_scores = -t4.sum(axis=1, keepdims=True)
-    t5 = scores == max_scores
-    dscores = t4 + np.where(t5, dmax_scores / t5.sum(axis=-1, keepdims=True), 0)
+    t77 = dweights * weights
+    dmax_scores = -t77.sum(axis=1, keepdims=True)
+    t77_2 = scores == max_scores
+    t77_3 = np.where(t77_2, dmax_scores / t77_2.sum(axis=-1, keepdims=True), 0)
+    dscores = t77 + t77_3
     # golden_programs.py:76  scores = Q @ K.T / np.sqrt(Q.shape[-1])
-    t6 = dscores / t1
-    dQ = t6 @ K
-    dK = t6.T @ Q
+    t76_2 = dscores / t76
+    dQ = t76_2 @ K
+    dK = t76_2.T @ Q
     return out, dQ, dK, dV
 
 

@@ -29,14 +29,14 @@ def grad_huber(pred, target):
     out = np.where(small, 0.5 * r ** 2, abs_r - 0.5).sum() + np.maximum(pred, 0).sum()
     # backward
     # golden_programs.py:140  return np.sum(np.where(small, 0.5 * r ** 2, np.abs(r) - 0.5)) + np....
-    t1 = np.where(pred > 0, 1.0, np.where(pred == 0, 0.5, 0))
-    t2 = np.where(small, 0, 1.0)
-    t3 = np.where(small, r, 0)
+    t140 = np.where(pred > 0, 1.0, np.where(pred == 0, 0.5, 0))
+    t140_2 = np.where(small, 0, 1.0)
+    t140_3 = np.where(small, r, 0)
     # golden_programs.py:139  small = np.abs(r) <= 1.0
-    dr = t3 + t2 * np.sign(r)
+    dr = t140_3 + t140_2 * np.sign(r)
     # golden_programs.py:138  r = pred - target
     dtarget = -dr
-    dpred = t1 + dr
+    dpred = t140 + dr
     return out, dpred, dtarget
 
 

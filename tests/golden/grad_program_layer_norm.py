@@ -25,12 +25,12 @@ def grad_layer_norm(x, gamma, beta):
     # golden_programs.py:64  mu = np.mean(x, axis=-1, keepdims=True)
     mu = x.mean(axis=-1, keepdims=True)
     # golden_programs.py:65  var = np.mean((x - mu) ** 2, axis=-1, keepdims=True)
-    t1 = x - mu
-    var = (t1 ** 2).mean(axis=-1, keepdims=True)
+    t65 = x - mu
+    var = (t65 ** 2).mean(axis=-1, keepdims=True)
     # golden_programs.py:66  y = (x - mu) / np.sqrt(var + 1e-5) * gamma + beta
-    t2 = np.sqrt(var + 1e-05)
-    t3 = t1 / t2
-    y = t3 * gamma + beta
+    t66 = np.sqrt(var + 1e-05)
+    t66_2 = t65 / t66
+    y = t66_2 * gamma + beta
     # golden_programs.py:67  return np.sum(y * y)
     out = (y * y).sum()
     # backward
@@ -38,16 +38,16 @@ def grad_layer_norm(x, gamma, beta):
     dy = y + y
     # golden_programs.py:66  y = (x - mu) / np.sqrt(var + 1e-5) * gamma + beta
     dbeta = dy.sum(axis=0)
-    dt3 = dy * gamma
-    dgamma = (dy * t3).sum(axis=0)
-    t4 = dt3 / t2
-    dt2 = -(dt3 * t3 / t2).sum(axis=1, keepdims=True)
-    dvar = dt2 / (2 * t2)
+    dt66_2 = dy * gamma
+    dgamma = (dy * t66_2).sum(axis=0)
+    t66_3 = dt66_2 / t66
+    dt66 = -(dt66_2 * t66_2 / t66).sum(axis=1, keepdims=True)
+    dvar = dt66 / (2 * t66)
     # golden_programs.py:65  var = np.mean((x - mu) ** 2, axis=-1, keepdims=True)
-    dt1 = t4 + np.broadcast_to(dvar / M, (N, M)) * 2 * t1
-    dmu = -dt1.sum(axis=1, keepdims=True)
+    dt65 = t66_3 + np.broadcast_to(dvar / M, (N, M)) * 2 * t65
+    dmu = -dt65.sum(axis=1, keepdims=True)
     # golden_programs.py:64  mu = np.mean(x, axis=-1, keepdims=True)
-    dx = dt1 + dmu / M
+    dx = dt65 + dmu / M
     return out, dx, dgamma, dbeta
 
 

@@ -28,20 +28,20 @@ def grad_logistic(w, b, X, y):
     # golden_programs.py:42  p = sigmoid(X @ w + b)
     z = X @ w + b
     # golden_programs.py:38  return 1.0 / (1.0 + np.exp(-z))
-    t1 = np.exp(-z)
-    t2 = 1.0 + t1
-    p = 1.0 / t2
+    t38 = np.exp(-z)
+    t38_2 = 1.0 + t38
+    p = 1.0 / t38_2
     # golden_programs.py:43  return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
-    t3 = 1 - y
-    t4 = 1 - p
-    out = -(y * np.log(p) + t3 * np.log(t4)).mean()
+    t43 = 1 - y
+    t43_2 = 1 - p
+    out = -(y * np.log(p) + t43 * np.log(t43_2)).mean()
     # backward
     # golden_programs.py:43  return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
-    t5 = -1.0 / M
-    dt4 = t5 * t3 / t4
-    dp = t5 * y / p - dt4
+    t43_3 = -1.0 / M
+    dt43_2 = t43_3 * t43 / t43_2
+    dp = t43_3 * y / p - dt43_2
     # golden_programs.py:38  return 1.0 / (1.0 + np.exp(-z))
-    dz = dp * p / t2 * t1
+    dz = dp * p / t38_2 * t38
     # golden_programs.py:42  p = sigmoid(X @ w + b)
     db = dz.sum()
     dw = dz @ X

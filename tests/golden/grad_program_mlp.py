@@ -50,24 +50,24 @@ def grad_mlp(model, X, Y):
     model_out_W = model.out.W
     model_out_b = model.out.b
     # golden_programs.py:100  h = np.maximum(X @ model.hidden.W + model.hidden.b, 0.0)
-    t1 = X @ model_hidden_W + model_hidden_b
-    h = np.maximum(t1, 0.0)
+    t100 = X @ model_hidden_W + model_hidden_b
+    h = np.maximum(t100, 0.0)
     # golden_programs.py:101  pred = h @ model.out.W + model.out.b
     pred = h @ model_out_W + model_out_b
     # golden_programs.py:102  return np.mean((pred - Y) ** 2)
-    t2 = pred - Y
-    out = (t2 ** 2).mean()
+    t102 = pred - Y
+    out = (t102 ** 2).mean()
     # backward
     # golden_programs.py:102  return np.mean((pred - Y) ** 2)
-    dpred = np.broadcast_to(1.0 / (K * L), (L, K)) * 2 * t2
+    dpred = np.broadcast_to(1.0 / (K * L), (L, K)) * 2 * t102
     # golden_programs.py:101  pred = h @ model.out.W + model.out.b
     dmodel_out_b = dpred.sum(axis=0)
     dh = dpred @ model_out_W.T
     dmodel_out_W = h.T @ dpred
     # golden_programs.py:100  h = np.maximum(X @ model.hidden.W + model.hidden.b, 0.0)
-    dt1 = np.where(t1 > 0.0, dh, np.where(t1 == 0.0, 0.5 * dh, 0))
-    dmodel_hidden_b = dt1.sum(axis=0)
-    dmodel_hidden_W = X.T @ dt1
+    dt100 = np.where(t100 > 0.0, dh, np.where(t100 == 0.0, 0.5 * dh, 0))
+    dmodel_hidden_b = dt100.sum(axis=0)
+    dmodel_hidden_W = X.T @ dt100
     dmodel = {
         ('hidden', 'W'): dmodel_hidden_W,
         ('hidden', 'b'): dmodel_hidden_b,

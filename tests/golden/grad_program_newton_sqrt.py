@@ -14,24 +14,24 @@ def grad_newton_sqrt(a):
     if not isinstance(a, float):
         _mismatch('a', a, 'of type float')
     # golden_programs.py:127  x_next = 0.5 * (x + a / x)
-    t1 = a / a
-    x_next = 0.5 * (a + t1)
+    t127 = a / a
+    x_next = 0.5 * (a + t127)
     # golden_programs.py:128  err = np.abs(x_next - x)
     err = np.absolute(x_next - a)
     # golden_programs.py:126  while err > 1e-3:
     x = x_next
     xs = []
-    t2s = []
+    t127_2s = []
     steps = 0
     while err > 0.001:
         xs.append(x)
         # golden_programs.py:127  x_next = 0.5 * (x + a / x)
-        t2 = a / x
-        x_next_2 = 0.5 * (x + t2)
+        t127_2 = a / x
+        x_next_2 = 0.5 * (x + t127_2)
         # golden_programs.py:128  err = np.abs(x_next - x)
         err = np.absolute(x_next_2 - x)
         x = x_next_2
-        t2s.append(t2)
+        t127_2s.append(t127_2)
         steps += 1
     xs.append(x)
     # backward
@@ -41,12 +41,12 @@ def grad_newton_sqrt(a):
     for t in reversed(range(steps)):
         x_next_3 = xs[t]
         # golden_programs.py:127  x_next = 0.5 * (x + a / x)
-        t3 = dx * 0.5
-        dx = t3 - t3 * t2s[t] / x_next_3
-        da = da + t3 / x_next_3
+        t127_3 = dx * 0.5
+        dx = t127_3 - t127_3 * t127_2s[t] / x_next_3
+        da = da + t127_3 / x_next_3
     # golden_programs.py:127  x_next = 0.5 * (x + a / x)
-    t4 = dx * 0.5
-    da_2 = da + t4 + t4 / a - t4 * t1 / a
+    t127_4 = dx * 0.5
+    da_2 = da + t127_4 + t127_4 / a - t127_4 * t127 / a
     return x, da_2
 
 

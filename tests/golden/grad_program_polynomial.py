@@ -26,22 +26,22 @@ def grad_polynomial(x):
     x2 = x[2]
     b = 3.0 * x2 ** 3 - x0 * x2
     # golden_programs.py:18  return a * b + x[1] / (1.0 + x[0] ** 2)
-    t1 = 1.0 + x0 ** 2
-    t2 = x1 / t1
-    out = a * b + t2
+    t18 = 1.0 + x0 ** 2
+    t18_2 = x1 / t18
+    out = a * b + t18_2
     # backward
     # golden_programs.py:18  return a * b + x[1] / (1.0 + x[0] ** 2)
-    t3 = 1.0 / t1
-    dt1 = -(t2 / t1)
-    t4 = dt1 * 2 * x0
+    t18_3 = 1.0 / t18
+    dt18 = -(t18_2 / t18)
+    t18_4 = dt18 * 2 * x0
     # golden_programs.py:17  b = 3.0 * x[2] ** 3 - x[0] * x[2]
-    t5 = -a
-    t6 = t4 + t5 * x2
-    dx2 = t5 * x0 + a * 3.0 * 3 * x2 ** 2
+    t17 = -a
+    t17_2 = t18_4 + t17 * x2
+    dx2 = t17 * x0 + a * 3.0 * 3 * x2 ** 2
     # golden_programs.py:16  a = x[0] * x[1] ** 2
     dsq_x1 = b * x0
-    dx0 = t6 + b * sq_x1
-    dx1 = t3 + dsq_x1 * 2 * x1
+    dx0 = t17_2 + b * sq_x1
+    dx1 = t18_3 + dsq_x1 * 2 * x1
     dx = np.array([dx0, dx1, dx2])
     return out, dx
 

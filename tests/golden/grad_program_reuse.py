@@ -27,18 +27,18 @@ def grad_reuse(x, y):
     # golden_programs.py:150  norm = np.sqrt(sq)
     norm = np.sqrt(sq)
     # golden_programs.py:151  return norm + sq / norm + np.sum(d / norm)
-    t1 = sq / norm
-    t2 = d / norm
-    out = norm + t1 + t2.sum()
+    t151 = sq / norm
+    t151_2 = d / norm
+    out = norm + t151 + t151_2.sum()
     # backward
     # golden_programs.py:151  return norm + sq / norm + np.sum(d / norm)
-    t3 = 1.0 / norm
-    dnorm = -(t2 / norm).sum() + 1.0 - t1 / norm
+    t151_3 = 1.0 / norm
+    dnorm = -(t151_2 / norm).sum() + 1.0 - t151 / norm
     # golden_programs.py:150  norm = np.sqrt(sq)
-    dsq = t3 + dnorm / (2 * norm)
+    dsq = t151_3 + dnorm / (2 * norm)
     # golden_programs.py:149  sq = np.sum(d * d)
-    t4 = dsq * d
-    dx = t3 + t4 + t4
+    t149 = dsq * d
+    dx = t151_3 + t149 + t149
     # golden_programs.py:148  d = x - y
     dy = -dx
     return out, dx, dy

@@ -26,13 +26,13 @@ def grad_rnn(Wx, Wh, xs):
     # golden_programs.py:26  h = np.zeros(Wh.shape[0])
     h = np.zeros(N)
     # golden_programs.py:28  h = np.tanh(Wx @ x + Wh @ h)
-    t1 = xs @ Wx.T
+    t28 = xs @ Wx.T
     # golden_programs.py:27  for x in xs:
     hs = np.empty((K + 1, N))
     for t in range(K):
         hs[t] = h
         # golden_programs.py:28  h = np.tanh(Wx @ x + Wh @ h)
-        h = np.tanh(t1[t] + Wh @ h)
+        h = np.tanh(t28[t] + Wh @ h)
     hs[-1] = h
     # golden_programs.py:29  return np.sum(h ** 2)
     out = (h ** 2).sum()
@@ -40,17 +40,17 @@ def grad_rnn(Wx, Wh, xs):
     # golden_programs.py:29  return np.sum(h ** 2)
     dh = 2.0 * h
     # golden_programs.py:27  for x in xs:
-    t2s = np.empty((K, N))
+    t28_2s = np.empty((K, N))
     for t in reversed(range(K)):
         h_2 = hs[t + 1]
         # golden_programs.py:28  h = np.tanh(Wx @ x + Wh @ h)
-        t2 = dh * (1 - h_2 * h_2)
-        dh = t2 @ Wh
-        t2s[t] = t2
+        t28_2 = dh * (1 - h_2 * h_2)
+        dh = t28_2 @ Wh
+        t28_2s[t] = t28_2
     # golden_programs.py:27  for x in xs:
-    dxs = t2s @ Wx
-    dWx = t2s.T @ xs
-    dWh = t2s.T @ hs[:K]
+    dxs = t28_2s @ Wx
+    dWx = t28_2s.T @ xs
+    dWh = t28_2s.T @ hs[:K]
     return out, dWx, dWh, dxs
 
 

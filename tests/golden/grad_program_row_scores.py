@@ -28,23 +28,23 @@ def grad_row_scores(X, w, n):
     if not n >= 0:
         _other_path("`n >= 0` was True (golden_programs.py:177)")
     total = 0.0
-    t1s = np.empty((n,))
+    t178s = np.empty((n,))
     for t in range(n):
         # golden_programs.py:178  total = total + np.tanh(X[t] @ w) ** 2
-        t1 = np.tanh(X[t] @ w)
-        total = total + t1 ** 2
-        t1s[t] = t1
+        t178 = np.tanh(X[t] @ w)
+        total = total + t178 ** 2
+        t178s[t] = t178
     # backward
     # golden_programs.py:177  for t in range(n):
     dX = np.zeros((N, M))
     dw = np.zeros((M,))
     dtotal = 1.0
     for t in reversed(range(n)):
-        t2 = t1s[t]
+        t0 = t178s[t]
         # golden_programs.py:178  total = total + np.tanh(X[t] @ w) ** 2
-        t3 = dtotal * 2 * t2 * (1 - t2 * t2)
-        dX[t] += t3 * w
-        dw += t3 * X[t]
+        t178_2 = dtotal * 2 * t0 * (1 - t0 * t0)
+        dX[t] += t178_2 * w
+        dw += t178_2 * X[t]
     return total, dX, dw, None
 
 

@@ -32,22 +32,22 @@ def grad_softmax_xent(W, X, labels):
     shifted = logits - max_logits
     # golden_programs.py:54  log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdim...
     exp_shifted = np.exp(shifted)
-    t1 = exp_shifted.sum(axis=1, keepdims=True)
-    log_probs = shifted - np.log(t1)
+    t54 = exp_shifted.sum(axis=1, keepdims=True)
+    log_probs = shifted - np.log(t54)
     # golden_programs.py:55  return -np.mean(log_probs[np.arange(len(labels)), labels])
-    t2 = np.arange(L)
-    out = -log_probs[t2, labels].mean()
+    t55 = np.arange(L)
+    out = -log_probs[t55, labels].mean()
     # backward
     # golden_programs.py:55  return -np.mean(log_probs[np.arange(len(labels)), labels])
     dlog_probs = np.zeros((K, M))
-    np.add.at(dlog_probs, (t2, labels), -1.0 / L)
+    np.add.at(dlog_probs, (t55, labels), -1.0 / L)
     # golden_programs.py:54  log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdim...
-    dt1 = -dlog_probs.sum(axis=1, keepdims=True) / t1
-    dshifted = dlog_probs + dt1 * exp_shifted
+    dt54 = -dlog_probs.sum(axis=1, keepdims=True) / t54
+    dshifted = dlog_probs + dt54 * exp_shifted
     # golden_programs.py:53  shifted = logits - np.max(logits, axis=1, keepdims=True)
     dmax_logits = -dshifted.sum(axis=1, keepdims=True)
-    t3 = logits == max_logits
-    dlogits = dshifted + np.where(t3, dmax_logits / t3.sum(axis=1, keepdims=True), 0)
+    t53 = logits == max_logits
+    dlogits = dshifted + np.where(t53, dmax_logits / t53.sum(axis=1, keepdims=True), 0)
     # golden_programs.py:52  logits = X @ W
     dW = X.T @ dlogits
     return out, dW, None, None

@@ -22,12 +22,12 @@ def grad_user_rule(w, X):
     if type(X) is not ndarray or X.shape != (4, N) or X.dtype != float64:
         _mismatch('X', X, f'float64 (4, {N})')
     # golden_programs.py:166  return np.sum(softplus(X @ w))
-    t1 = X @ w
-    out = golden_programs.softplus(t1).sum()
+    t166 = X @ w
+    out = golden_programs.softplus(t166).sum()
     # backward
     # golden_programs.py:166  return np.sum(softplus(X @ w))
-    dt1 = 1.0 / (1 + np.exp(-t1))
-    dw = dt1 @ X
+    dt166 = 1.0 / (1 + np.exp(-t166))
+    dw = dt166 @ X
     return out, dw, None
 
 

@@ -58,7 +58,7 @@ def test_a_large_chain_updates_its_dead_temporaries_in_place(rng):
     value, dx = df(x)
     p = 1 / (1 + np.exp(-x))
     assert np.isclose(value, p.sum()) and np.allclose(dx, p * (1 - p))
-    assert "t3 /= t2" in df.source and "out=" in df.source
+    assert re.search(r"(t\d+)_3 /= \1_2", df.source) and "out=" in df.source
     small = ys.simplegrad(logistic_sum, x[:10]).source
     assert "out=" not in small and "/=" not in small  # small arrays keep the plainer code
 

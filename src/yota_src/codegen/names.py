@@ -7,7 +7,8 @@ reassignment), `d<name>` for the complete gradient of a named value, and
 only in the reverse section, so a primal value never reads as a gradient;
 `out` and `d<parameter>` for what is returned; where the user gave no name,
 a short one from what computes the value when that says more than `t<N>`
-(`exp_s` for `np.exp(s)`, `x0` for `x[0]`). `Names` makes each base unique
+(`exp_s` for `np.exp(s)`, `x0` for `x[0]`), else `t<line>` for the source
+line that made it, numbered within the line. `Names` makes each base unique
 (`fresh`): every identifier the module takes (variables, imports,
 module-level constants) is taken once. A temporary used once on the same
 source line gets no name: it is folded back into the expression that uses
@@ -195,7 +196,6 @@ class Names(dict):
         super().__init__()
         self.taken = set(taken)
         self.suffixes: dict[str, int] = {}  # base name -> the last suffix `fresh` gave it
-        self.temps = 0
         self.inlined: dict[Op, ast.expr] = {}
         self.preset: dict[Op, str] = {}  # a body value's name, set by its loop
         self.pinned: set[Op] = set()  # body values written where they stand, never folded
@@ -255,12 +255,12 @@ class Names(dict):
         self.taken.add(name)
         return name
 
-    def temp(self) -> str:
-        """`t1`, `t2`, ...: the name of a temporary nothing else names."""
-        while True:
-            self.temps += 1
-            if f"t{self.temps}" not in self.taken:
-                return f"t{self.temps}"
+    def temp(self, op: Op) -> str:
+        """The base name of a temporary nothing else names: `t26` for one made
+        on source line 26 (`fresh` numbers the line's others `t26_2`, ...), so
+        an edit of one line renames no temporary of another and a diff of
+        the module shows that line's code alone; `t0` where no line made it."""
+        return f"t{op.loc.lineno}" if op.loc is not None else "t0"
 
     def group(self, op: Op | None):
         """Ops of one source line in one section: the unit of comments and of

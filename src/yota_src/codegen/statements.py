@@ -189,7 +189,7 @@ class StatementWriter:
             self.names[op] = self.names.preset.pop(op)
         else:
             base = self.names.base(op) or loop_code.initial_name(self, op) \
-                or self.names.described(op) or self.names.temp()
+                or self.names.described(op) or self.names.temp(op)
             self.names[op] = self.names.fresh(base)
         self.assignments.add(op)
         return [f"{self.names[op]} = {ast.unparse(expr)}"]
@@ -200,7 +200,7 @@ class StatementWriter:
         is assigned it, `dx = np.multiply(t3, t1, out=t3)`."""
         if op.kwargs["out"] in self.names.inlined:  # a work array: `np.add(1, t1, out=work[0])`
             self.names[op] = self.names.fresh(self.names.base(op) or self.names.described(op)
-                                              or self.names.temp())
+                                              or self.names.temp(op))
             self.assignments.add(op)
             return [f"{self.names[op]} = {ast.unparse(self.spell.expression(op))}"]
         buffer = self.names[op.kwargs["out"]]
@@ -250,7 +250,7 @@ class StatementWriter:
             name = self.names[buffer]
             self.names.preset.pop(op, None)
         else:
-            name = self.names.fresh(self.names.base(op) or self.names.temp())
+            name = self.names.fresh(self.names.base(op) or self.names.temp(op))
             lines.append(f"{name} = {ast.unparse(self.names.ref(buffer))}.copy()")
         self.names[op] = name
         target, values_expr = ast.Name(name), self.spell.literal(values)
