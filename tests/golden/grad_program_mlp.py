@@ -59,7 +59,7 @@ def grad_mlp(model, X, Y):
     out = (t102 ** 2).mean()
     # backward
     # golden_programs.py:102  return np.mean((pred - Y) ** 2)
-    dpred = np.broadcast_to(1.0 / (K * L), (L, K)) * 2 * t102
+    dpred = 1.0 / (K * L) * 2 * t102
     # golden_programs.py:101  pred = h @ model.out.W + model.out.b
     dmodel_out_b = dpred.sum(axis=0)
     dh = dpred @ model_out_W.T

@@ -191,17 +191,23 @@ def _broadcast_dropped(op: Op) -> Op | None:
     if not isinstance(op, Call) or op.fn not in _BROADCASTING or op.kwargs \
             or len(op.args) != 2:
         return None
-    args = list(op.args)
+    args, spread = list(op.args), None
     for i, arg in enumerate(args):
         if isinstance(arg, Call) and arg.fn is np.broadcast_to and not arg.kwargs \
                 and isinstance(arg.args[0], Op) and arg.args[0].dtype == arg.dtype:
-            args[i] = arg.args[0]
+            args[i], spread = arg.args[0], arg
     if args == list(op.args):
         return None
     shapes = [a.shape if isinstance(a, Op) else np.shape(a) for a in args]
-    if np.broadcast_shapes(*shapes) != op.shape:
-        return None
-    return Call(op.fn, tuple(args), {}, op.shape, op.dtype, op.loc, op.depends)
+    if np.broadcast_shapes(*shapes) == op.shape:
+        return Call(op.fn, tuple(args), {}, op.shape, op.dtype, op.loc, op.depends)
+    if all(shape == () for shape in shapes) and spread.shape == op.shape:
+        # `np.broadcast_to(g, s) * 2` as `np.broadcast_to(g * 2, s)`: the scalar work
+        # first, so that the op reading it (`* y`) drops the broadcast in turn
+        scalar = Call(op.fn, tuple(args), {}, (), op.dtype, op.loc, op.depends)
+        return scalar, Call(np.broadcast_to, (scalar, *spread.args[1:]), {}, op.shape,
+                            op.dtype, op.loc, op.depends)
+    return None
 
 
 def _signs_folded(op: Call) -> Op | None:
