@@ -112,6 +112,36 @@ class LoopCount:
                     or self.state.changes)
 
 
+class SizedTogether:
+    """`enumerate(xs)` or `zip(xs, ys)` over arrays of one length, a size the
+    code reads at run time (`count`): each item is the parts' rows at the
+    loop's position (and the counter, for enumerate), as a `for` loop over
+    one of them reads it."""
+
+    def __init__(self, parts: list, count: LoopCount, enumerates: bool):
+        self.parts, self.count, self.enumerates = parts, count, enumerates
+
+    def counter_name(self, target) -> str | None:
+        """The name `for t, x in enumerate(xs)` binds the counter to."""
+        if self.enumerates and isinstance(target, gast.Tuple) and target.elts \
+                and isinstance(target.elts[0], gast.Name):
+            return target.elts[0].id
+        return None
+
+    def items(self, access, node, frame, use):
+        rows = [access.items(part, node, frame, header=True) for part in self.parts]
+        last = self.count.size - 1 if self.count.size is not None else None
+        for i in range(self.count.value):
+            item = tuple(next(each) for each in rows)
+            yield (Counter(i, use, last), *item) if self.enumerates else item
+
+    def last_item(self, access, node, frame, use):
+        """The item of the last iteration: what the loop's names hold after it."""
+        last = self.count.size - 1
+        rows = tuple(access.subscript(part, last, node, frame) for part in self.parts)
+        return (Counter(self.count.value - 1, use, last), *rows) if self.enumerates else rows
+
+
 class SizedRange:
     """`range(start, stop)` where `stop` is a size the code reads at run time
     (ir/dims.py): a `for` loop over it may take its count from that size

@@ -180,8 +180,15 @@ class Statements:
         elif count is not None:
             iterable, use = range(count.value), count.counter
             items = iter(iterable)
+        elif isinstance(together := self.sized_together(stmt, frame), counts.SizedTogether):
+            iterable, count = together, together.count  # enumerate(xs), zip(xs, ys)
+            use = count.counter if together.enumerates else None
+            counter = together.counter_name(stmt.target)
+            if counter is not None:
+                self.unroller.index_nodes |= counts.index_positions(stmt.body, counter)
+            items = together.items(self.unroller.access, stmt.iter, frame, use)
         else:
-            iterable = self.eval(stmt.iter, frame)
+            iterable = together if together is not None else self.eval(stmt.iter, frame)
             count = self.sized_count(iterable)
             if isinstance(iterable, counts.SizedRange):  # range(T): T may be read at run time
                 iterable = iterable.example
@@ -206,7 +213,7 @@ class Statements:
                     item = next(items)
                 except StopIteration:
                     break
-                if use is not None:
+                if use is not None and not isinstance(iterable, counts.SizedTogether):
                     item = counts.Counter(item, use, last)
                 starts.append(begin)
                 self.bind(stmt.target, item, frame)
@@ -222,6 +229,10 @@ class Statements:
 
     def bind_last(self, target, iterable, total: int, use, last, frame) -> None:
         """A loop rolled at trace time: its name holds the last item, as Python leaves it."""
+        if isinstance(iterable, counts.SizedTogether):
+            self.bind(target, iterable.last_item(self.unroller.access, target, frame, use),
+                      frame)
+            return
         if not isinstance(target, gast.Name) or target.id not in frame.locals:
             return
         if isinstance(iterable, Traced):  # the last row: `xs[K - 1]` where K is a size
@@ -248,6 +259,40 @@ class Statements:
         self.unroller.at(stmt, frame)
         self.exec_block(stmt.orelse, frame)
 
+    def sized_together(self, stmt, frame):
+        """`enumerate(xs)` or `zip(xs, ys, ...)` over the rows of arrays (or
+        ranges) whose lengths are sizes read at run time, all equal: one
+        count, read at run time where the loop rolls whole (a SizedTogether).
+        Its arguments are evaluated once, here: where they are not all
+        sized, the call made of them; None where it is no such call."""
+        node = stmt.iter
+        if not self.unroller.user_code or self.unroller.dims is None \
+                or not isinstance(node, gast.Call) or node.keywords or not node.args \
+                or any(isinstance(arg, gast.Starred) for arg in node.args) \
+                or not isinstance(node.func, gast.Name) \
+                or self.eval(node.func, frame) not in (enumerate, zip):
+            return None
+        enumerates = self.eval(node.func, frame) is enumerate
+        if enumerates and len(node.args) != 1:
+            return None
+        parts = [self.eval(arg, frame) for arg in node.args]
+        lengths = [self.rows_size(part) for part in parts]
+        if any(length is None for length in lengths) \
+                or len({length.value for length in lengths}) != 1:
+            return self.unroller.calls.call(enumerate if enumerates else zip, parts, {}, node,
+                                            frame)
+        for other in lengths[1:]:  # zip stops at the shortest: equal lengths, checked
+            self.unroller.dims.require(lengths[0], operator.eq, other,
+                                       self.unroller.location_of(stmt, frame))
+        return counts.SizedTogether(parts, self.sized_count(parts[0]), enumerates)
+
+    def rows_size(self, value) -> Dim | None:
+        """The number of rows of a traced array, where it is a size read at run time."""
+        if not isinstance(value, Traced) or not isinstance(value.value, np.ndarray) \
+                or not value.op.dims or not isinstance(value.op.dims[0], Dim):
+            return None
+        return value.op.dims[0]
+
     def sized_count(self, iterable) -> counts.LoopCount | None:
         """A loop over `range(T)` or over the rows of an array, where T or the
         number of rows is a size read at run time (ir/dims.py): its count,
@@ -256,11 +301,10 @@ class Statements:
         facts = self.unroller.dims
         if isinstance(iterable, counts.SizedRange):
             return iterable.count(facts)
-        if facts is None or not self.unroller.user_code or not isinstance(iterable, Traced) \
-                or not isinstance(iterable.value, np.ndarray) or not iterable.op.dims \
-                or not isinstance(iterable.op.dims[0], Dim):
+        size = self.rows_size(iterable)
+        if facts is None or not self.unroller.user_code or size is None:
             return None
-        return counts.SizedRange(0, iterable.op.dims[0]).count(facts)
+        return counts.SizedRange(0, size).count(facts)
 
     def trip_count(self, stmt, frame) -> counts.LoopCount | None:
         """`for t in range(n):` over an int argument `n`, or a loop over the
