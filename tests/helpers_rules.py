@@ -101,3 +101,42 @@ def conv_in_contexts(A, Ws, gate):
         else:
             total = total + np.sum(conv(A * 0.5, Ws[t], pad=2))
     return total
+
+
+p = 5.0  # a module-level name a rule's keyword-only parameter must not be read as
+
+
+def powsum(x, *, p=2.0):
+    return np.sum(x ** p)
+
+
+def powsum_loss(x):
+    return powsum(x) + powsum(x, p=3.0)
+
+
+def scaled_sin(x, s=1.0):
+    return np.sum(np.sin(s * x))
+
+
+def scaled_sin_loss(x):
+    return scaled_sin(x) + scaled_sin(x, 2.0)
+
+
+def leaky(x, *, alpha=0.1):
+    return np.where(x > 0, x, alpha * x)
+
+
+def leaky_loss(x, alpha):
+    return np.sum(leaky(x, alpha=alpha) ** 2)
+
+
+def renamed(A, W, scale=1.0):
+    return scale * (A @ W)
+
+
+def soft_scalar(x, t):
+    return np.log1p(np.exp(x / t)) * t
+
+
+def soft_scalar_loss(x, t):
+    return np.sum(soft_scalar(x, t[0]))

@@ -415,7 +415,12 @@ def test_every_positional_argument_reaches_the_rule_parameter_of_its_name():
     lambda x: np.sum(x.sum(0, None, None, True) * x),
     lambda x: np.sum(x.var(1, None, None, 1, True) * x),
     lambda x: np.sum(np.multiply(x, x, None) + np.exp(x, None)),
-], ids=["sum", "mean", "cumsum", "var", "std", "max", "prod", "x.sum", "x.var", "ufunc out"])
+    lambda x: np.sum(np.add(x, x, out=None) * np.exp(x, out=None)),
+    lambda x: np.sum(np.reshape(x, (-1,), "C") * np.arange(12.0)),
+    lambda x: np.sum(np.reshape(x, (2, 6), "F") * np.arange(12.0).reshape(2, 6)),
+    lambda x: np.sum(np.transpose(x, (1, 0)) ** 3),
+], ids=["sum", "mean", "cumsum", "var", "std", "max", "prod", "x.sum", "x.var", "ufunc out",
+        "out=None", "reshape C", "reshape F", "transpose"])
 def test_arguments_passed_by_position_as_numpy_orders_them_give_exact_gradients(fn):
     ys.check_grad(fn, uniform((3, 4)) + 2.0)
 
@@ -443,3 +448,12 @@ def test_every_array_method_takes_its_arguments_in_its_functions_order():
         if [aliases.get(p, p) for p in method] != function[:len(method)]:
             differing[name] = (method, function)
     assert differing == {}
+
+
+@pytest.mark.parametrize("fn, name", [
+    (lambda x: np.sum(np.take(x, [2, 0], 1, None, "raise")), "mode"),
+    (lambda x: np.sum(x.max(0, None, False, 0.0)), "initial"),
+])
+def test_an_argument_given_by_position_that_no_rule_takes_is_named_so(fn, name):
+    with pytest.raises(NoDiffRuleError, match=f"NumPy's argument '{name}' \\(given by position"):
+        ys.grad(fn, uniform((3, 4)))

@@ -22,6 +22,12 @@ ys.nodiff(h.conv, "W")
 ys.diffrule(h.soft_clip, "x", "dy * (1 - (y / limit) ** 2)")
 ys.nodiff(h.soft_clip, "limit")
 ys.diffrule(h.root, "t", "dy / (2 * y)")  # Python floats: divides by zero at t = 0.0
+ys.diffrule(h.powsum, "x", "dy * p * x ** (p - 1)")
+ys.diffrule(h.scaled_sin, "x", "dy * s * np.cos(s * x)")
+ys.diffrule(h.leaky, "x", "dy * np.where(x > 0, 1.0, alpha)")
+ys.diffrule(h.leaky, "alpha", "np.sum(dy * np.minimum(x, 0))")
+ys.diffrule(h.soft_scalar, "x", "dy / (1 + np.exp(-x / t))")
+ys.diffrule(h.soft_scalar, "t", "dy * (y / t - x / t / (1 + np.exp(-x / t)))")  # not summed
 
 
 def test_expression_rule_matches_finite_differences(rng):
@@ -187,3 +193,29 @@ def test_check_grad_shortens_its_step_for_a_steep_function(rng):
     assert not np.allclose(ys.api.numerical_gradient(h.steep_loss, (x,), 0),
                            ys.grad(h.steep_loss, x)[1][0], rtol=1e-5)  # the usual step is too long
     ys.check_grad(h.steep_loss, x)
+
+
+def test_an_expression_rule_takes_keyword_only_parameters_and_defaults(rng):
+    """Every parameter of the function, keyword-only ones and defaults too:
+    `p` is powsum's (2.0, or 3.0 by keyword), never the module's `p`."""
+    x = rng.uniform(0.5, 1.5, 4)
+    ys.check_grad(h.powsum_loss, x)
+    ys.check_grad(h.scaled_sin_loss, x)
+    ys.check_grad(h.leaky_loss, rng.standard_normal(6), 0.2)
+
+
+def test_a_template_that_names_its_parameters_otherwise_is_refused():
+    with pytest.raises(TypeError, match="'alpha', which renamed has not"):
+        @ys.diffrule(h.renamed)
+        def renamed_rule(dy, y, A, W, alpha=1.0, **kw):
+            dA = dy * alpha @ W.T  # noqa: F841
+    with pytest.raises(TypeError, match="'W' in another place"):
+        @ys.diffrule(h.renamed)
+        def swapped_rule(dy, y, W, A, scale=1.0):
+            dA = dy @ W.T  # noqa: F841
+
+
+def test_a_rule_giving_the_wrong_shape_is_refused_at_the_users_line(rng):
+    with pytest.raises(ys.errors.NoDiffRuleError, match="sum the rule's expression") as error:
+        ys.grad(h.soft_scalar_loss, rng.standard_normal(3), np.array([1.5]))
+    assert "helpers_rules.py" in str(error.value)

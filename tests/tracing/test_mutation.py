@@ -40,7 +40,7 @@ def test_stores_through_static_unique_indices(rng):
 @pytest.mark.parametrize("fn, message", [
     (m.augment_argument, "in-place change of an argument"),
     (m.augment_argument_alias, "in-place change of an argument"),
-    (m.sort_in_place, r"x.sort\(\) changes the array in place"),
+    (m.sort_in_place, r"y.sort\(\) changes the array in place"),
     (m.store_values_with_repeating_data_indices, "indices from the data that repeat"),
     (m.store_with_repeated_indices, "repeated indices"),
     (m.store_mixed_repeated, "repeated indices"),

@@ -336,8 +336,9 @@ def diffrule(fn: Callable, wrt: str | None = None,
     the code they were generated with.
 
     Raises TypeError where only one of `wrt` and `expr` is given, `fn` has no
-    parameter `wrt` or no inspectable signature, or a parameter is named `y`
-    or `dy`; SyntaxError for an expression that does not parse. A rule that
+    parameter `wrt` or no inspectable signature, a parameter is named `y`
+    or `dy`, or a template's parameters after `(dy, y)` are not fn's (by
+    name, in fn's order); SyntaxError for an expression that does not parse. A rule that
     leaves out an input it receives data for raises
     `errors.NoDiffRuleError` when it is used.
 
@@ -357,7 +358,12 @@ def diffrule(fn: Callable, wrt: str | None = None,
     an importable module, which the generated code imports).
     """
     if wrt is None and expr is None:
-        return registry.adjoint(fn)
+        register = registry.adjoint(fn)
+
+        def checked(template: Callable) -> Callable:
+            registry.check_template_parameters(fn, template)
+            return register(template)
+        return checked
     if wrt is None or expr is None:
         raise TypeError("diffrule(fn, wrt, expr) needs both the parameter name and the expression")
     registry.expression_rule(fn, wrt, expr)

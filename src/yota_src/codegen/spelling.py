@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import enum
 import functools
+import inspect
 import logging
 import math
 import operator
@@ -45,6 +46,31 @@ _METHOD_SPELLINGS = {
     np.cumprod: "cumprod", np.reshape: "reshape", np.transpose: "transpose",
     np.squeeze: "squeeze", np.ravel: "ravel", np.clip: "clip"}
 _METHOD_KEYWORDS = {"axis", "dtype", "out", "keepdims", "initial", "where", "ddof", "order"}
+
+
+@functools.cache
+def _method_positional(fn) -> int:
+    """How many of `fn`'s arguments after the array its method takes by
+    position, in the same places: `x.reshape(shape)` but not
+    `x.reshape(shape, 'C')` (the method's `order` is keyword-only)."""
+    try:
+        method = list(inspect.signature(getattr(np.ndarray, _METHOD_SPELLINGS[fn]))
+                      .parameters.values())[1:]
+        function = list(inspect.signature(fn).parameters.values())[1:]
+    except (TypeError, ValueError):  # (no signature to read: the array's method is not used)
+        return 0
+    if method and method[0].kind == method[0].VAR_POSITIONAL:
+        return 1  # `x.reshape(shape)`, `x.transpose(axes)`: the tuple as one argument
+    taken = 0
+    for mine, theirs in zip(method, function):
+        if mine.kind not in (mine.POSITIONAL_ONLY, mine.POSITIONAL_OR_KEYWORD) \
+                or mine.name != theirs.name and {mine.name, theirs.name} not in _ALIASES:
+            break
+        taken += 1
+    return taken
+
+
+_ALIASES = [{"min", "a_min"}, {"max", "a_max"}]  # np.clip's bounds, as its method names them
 
 
 class CodegenError(UnsupportedSyntaxError):
@@ -197,7 +223,8 @@ class Speller:
             return ast.Call(ast.Attribute(self.literal(args[0]), primitives.METHODS[fn]),
                             [self.literal(a) for a in args[1:]], self.keywords(kwargs))
         if fn in _METHOD_SPELLINGS and args and _is_array(args[0]) \
-                and _METHOD_KEYWORDS.issuperset(kwargs):
+                and _METHOD_KEYWORDS.issuperset(kwargs) \
+                and len(args) - 1 <= _method_positional(fn):
             return ast.Call(ast.Attribute(self.literal(args[0]), _METHOD_SPELLINGS[fn]),
                             [self.literal(a) for a in args[1:]], self.keywords(kwargs))
         if fn is primitives.draw:  # rng.normal(size=3)

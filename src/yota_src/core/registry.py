@@ -83,10 +83,11 @@ def expression_rule(fn: Callable, wrt: str, expr: str) -> Callable:
     template, compiled from text registered with linecache, so the unroller
     reads it like any other template.
     """
-    params = parameter_names(fn)
-    if params is None:
+    found = _rule_parameters(fn)
+    if found is None:
         raise TypeError(f"{getattr(fn, '__name__', fn)} has no inspectable signature; "
                         "register a template with @ys.diffrule(fn) instead")
+    params, listed, defaults = found
     if wrt not in params:
         raise TypeError(f"{display_name(fn)} has no parameter {wrt!r} "
                         f"(it has {', '.join(params)})")
@@ -102,15 +103,47 @@ def expression_rule(fn: Callable, wrt: str, expr: str) -> Callable:
     rules[wrt] = expr
     name = f"{fn.__name__}_rule"
     body = "".join(f"    d{param} = {text}\n" for param, text in rules.items())
-    text = f"def {name}(dy, y, {', '.join(params)}):\n{body}"
+    text = f"def {name}(dy, y, {listed}):\n{body}"
     namespace = {"__name__": "<diffrule>", "np": np, "math": math,
-                 **getattr(fn, "__globals__", {})}  # a ufunc has no globals
+                 **getattr(fn, "__globals__", {}), **defaults}  # a ufunc has no globals
     for rule in rules.values():
         namespace.update(_modules_named(ast.parse(rule, "<diffrule>", "eval"), namespace,
                                         {"y", "dy", *params}))
     template = run_registered(text, f"rule {display_name(fn)}", namespace)[name]
     _templates[fn] = template
     return template
+
+
+def _rule_parameters(fn: Callable) -> tuple[list[str], str, dict] | None:
+    """The names an expression rule may read (every parameter of `fn`, its
+    keyword-only ones too), the template's parameter list, which takes
+    them as `fn` does, with its defaults, and the defaults by the names the
+    list reads them from; None without a signature to read."""
+    try:
+        if isinstance(fn, np.ufunc):
+            raise TypeError  # (its inputs, not out=, where=, ...)
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        names = parameter_names(fn)  # a ufunc: its inputs
+        return (names, ", ".join(names), {}) if names is not None else None
+    listed, defaults, starred = [], {}, False
+    for p in parameters:
+        if p.kind == p.VAR_POSITIONAL:
+            listed.append(f"*{p.name}")
+            starred = True
+            continue
+        if p.kind == p.VAR_KEYWORD:
+            listed.append(f"**{p.name}")
+            continue
+        if p.kind == p.KEYWORD_ONLY and not starred:
+            listed.append("*")
+            starred = True
+        text = p.name
+        if p.default is not p.empty:
+            defaults[f"_default_{p.name}"] = p.default
+            text += f"=_default_{p.name}"
+        listed.append(text)
+    return [p.name for p in parameters], ", ".join(listed), defaults
 
 
 def _modules_named(tree: ast.AST, namespace: dict, local: set) -> dict:
@@ -154,6 +187,35 @@ def parameter_names(fn: Callable) -> list[str] | None:
     return names[:fn.nin] if isinstance(fn, np.ufunc) else names
 
 
+def check_template_parameters(fn: Callable, template: Callable) -> None:
+    """A user's template takes `fn`'s parameters by `fn`'s names, in `fn`'s
+    order: one named otherwise would be handed another argument, or none at
+    all and keep its default, which is a silently wrong gradient. TypeError
+    naming the parameter, where it does not."""
+    try:
+        theirs = list(inspect.signature(fn).parameters.values())
+        mine = list(inspect.signature(template).parameters.values())[2:]
+    except (TypeError, ValueError):  # a ufunc or builtin: nothing to compare with
+        return
+    names = [p.name for p in theirs if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    positional = [p.name for p in theirs if p.kind in (p.POSITIONAL_ONLY,
+                                                        p.POSITIONAL_OR_KEYWORD)]
+    for place, param in enumerate(mine):
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        if param.name not in names:
+            problem = f"a parameter {param.name!r}, which {display_name(fn)} has not"
+        elif param.kind != param.KEYWORD_ONLY and (
+                place >= len(positional) or positional[place] != param.name):
+            problem = f"{param.name!r} in another place than {display_name(fn)} has it"
+        else:
+            continue
+        raise TypeError(
+            f"the template {getattr(template, '__name__', template)} takes {problem}: a "
+            f"template's parameters after (dy, y) are {display_name(fn)}'s, by their names "
+            f"and in their order ({', '.join(names)}), and **kw takes the rest")
+
+
 def as_rule_arguments(fn: Callable, rule_params: list[str], args: tuple,
                       kwargs: dict) -> tuple[tuple, dict]:
     """The call's arguments laid out for a rule taking `rule_params`: those at
@@ -162,6 +224,8 @@ def as_rule_arguments(fn: Callable, rule_params: list[str], args: tuple,
     `keepdims`), so a rule never reads one argument as another. An `out` of
     None, as NumPy's default, is nothing to differentiate. Parameters that
     only go by position (operator.getitem's, math's) are the rule's to name."""
+    if "out" in kwargs and kwargs["out"] is None:  # NumPy's default, by keyword
+        kwargs = {key: value for key, value in kwargs.items() if key != "out"}
     if isinstance(fn, np.ufunc):  # `out` by position after the inputs: None, or refused
         extra = args[fn.nin:]
         return (args[:fn.nin], kwargs) if extra and all(a is None for a in extra) \

@@ -10,6 +10,7 @@ loop) is differentiated by the adjoint registered for its kind
 from __future__ import annotations
 
 import operator
+import re
 
 import numpy as np
 
@@ -125,8 +126,10 @@ def propagate(driver: TemplateDriver, known: Known, op: Call, dy, active: set,
             raise NoDiffRuleError(f"{spelled()}(..., where=...) is not supported",
                                   op.loc, hint="Use np.where(mask, f(x), other) instead.")
         kwargs = {k: v for k, v in kwargs.items() if k not in _UFUNC_OPTIONS}
+    given = set(kwargs)
     args, kwargs = registry.as_rule_arguments(
         op.fn, list(signature_of(template).parameters)[2:], args, kwargs)
+    by_position = set(kwargs) - given  # (NumPy's names for what came by position)
     skip = registry.nodiff_args(op.fn)
 
     def wants(name: str, value) -> bool:
@@ -136,6 +139,9 @@ def propagate(driver: TemplateDriver, known: Known, op: Call, dy, active: set,
     try:
         pairs = driver.run_template(template, dy, y, args, kwargs, wants, op.loc)
     except (TypeError, NotImplementedError) as error:
+        named = re.search(r"unexpected keyword argument '(\w+)'", str(error))
+        if named and named.group(1) in by_position:
+            error = f"it does not take NumPy's argument {named.group(1)!r} (given by position)"
         raise NoDiffRuleError(f"the rule for {spelled()} does not apply here: {error}",
                               op.loc) from None
     except (ZeroDivisionError, np.linalg.LinAlgError) as error:
@@ -200,10 +206,13 @@ def accumulate(driver: TemplateDriver, op, value, grad, active, grads) -> None:
         previous = previous or [None] * len(grad)
         grads[value.op] = [plus(driver, p, g) for p, g in zip(previous, grad)]
         return
-    if np.shape(values_of(grad)) != value.op.shape:
-        raise RuntimeError(
+    if np.shape(values_of(grad)) != value.op.shape:  # (a user's rule: yota-src's never do)
+        raise NoDiffRuleError(
             f"the rule for {spelling(op)} gave a gradient of shape "
-            f"{np.shape(values_of(grad))} for an input of shape {value.op.shape}")
+            f"{np.shape(values_of(grad))} for an input of shape {value.op.shape}", op.loc,
+            hint="A rule's gradient for an input has the input's shape: where the input "
+                 "was broadcast (a scalar against an array), sum the rule's expression over "
+                 "the broadcast axes, e.g. np.sum(...) for a scalar.")
     grads[value.op] = plus(driver, previous, grad)
 
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from yota_src.core import primitives
 from yota_src.errors import MutationError, UnsupportedSyntaxError
+from yota_src.tracing.source import node_text
 from yota_src.tracing.traced import Traced, values_of
 
 ARRAY_METHODS = {
@@ -79,10 +80,12 @@ class ArrayMethods:
         if name in ARRAY_METHODS:
             return primitive(ARRAY_METHODS[name], (x,) + tuple(args), kwargs)
         if name in IN_PLACE_METHODS:
-            raise MutationError(f"x.{name}() changes the array in place",
+            receiver = node_text(node.func.value) if isinstance(
+                getattr(node, "func", None), gast.Attribute) else "x"
+            raise MutationError(f"{receiver}.{name}() changes the array in place",
                                 self.unroller.location_of(node, frame),
                                 hint=f"Use the function that returns a new array, "
-                                     f"e.g. np.{name}(x).")
+                                     f"e.g. np.{name}({receiver}).")
         raise UnsupportedSyntaxError(
             f"the array method .{name}() is not supported", self.unroller.location_of(node, frame),
             hint=f"Call the NumPy function instead, e.g. np.{name}(x, ...).")
