@@ -43,7 +43,7 @@ def test_grad_returns_the_pair_and_the_gradient_of_the_loss(rng):
     for a, b in zip(g, plain):
         np.testing.assert_array_equal(a, b)
     ys.check_grad(layer_loss, W, x)
-    assert "return (loss, {'h': h" in g.source
+    assert 'return (loss, {"h": h' in g.source
 
 
 def test_simplegrad_with_aux_saves_a_module_that_returns_the_pair(rng, tmp_path):
@@ -151,4 +151,4 @@ def test_the_command_line_writes_a_gradient_with_aux(tmp_path):
                              "model.py:example", "--has-aux"], capture_output=True, text=True,
                             cwd=tmp_path, timeout=300)
     assert result.returncode == 0, result.stderr
-    assert "return (out, {'mean': mean_w}), dw" in result.stdout
+    assert 'return (out, {"mean": mean_w}), dw' in result.stdout

@@ -388,7 +388,7 @@ def tail_beyond(x, n):
 def test_the_sign_of_a_slice_bound_is_checked():
     rng = np.random.default_rng(1)
     df = ys.simplegrad(tail_beyond, rng.normal(size=(2, 9)), 0)
-    assert ":M - 5]" in df.source
+    assert ": M - 5]" in df.source
     for shape in ((4, 9), (3, 12), (1, 5)):
         _agrees(df, tail_beyond, (rng.normal(size=shape), 0))
     with pytest.raises(ControlFlowChanged):  # at 3 columns, `:M - 5` counts from the end

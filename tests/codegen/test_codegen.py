@@ -60,7 +60,7 @@ def test_names_comments_and_no_dead_code():
     assert "# mlp.py:20  h = np.tanh(params.W1 @ x + params.b1[:, None])" in source
     assert "h = np.tanh(params_W1 @ x + params_b1[:, None])" in source
     assert "dh = " in source and "dparams_W1 = " in source
-    assert "dparams = {('W1',): dparams_W1" in source
+    assert 'dparams = {("W1",): dparams_W1' in source
     compiled = compile(source, "m.py", "exec")
     assigned = set()
     for line in source.splitlines():

@@ -51,13 +51,12 @@ def test_every_statement_fits_and_keeps_its_meaning(statement, depth):
     assert ast.dump(ast.parse(broken)) == ast.dump(ast.parse(source))
 
 
-def test_a_quotient_of_calls_is_broken_before_its_operator():
+def test_a_quotient_is_broken_inside_its_last_parentheses_as_formatters_break_it():
     line = ("        t1 = (x0 + 1.5028301886792453) / "
             "(1.5 + np.square(np.log(1.5 + np.square(1.5028301886792453))))")
     assert fitted(line) == [
-        "        t1 = (",
-        "            (x0 + 1.5028301886792453)",
-        "            / (1.5 + np.square(np.log(1.5 + np.square(1.5028301886792453))))",
+        "        t1 = (x0 + 1.5028301886792453) / (",
+        "            1.5 + np.square(np.log(1.5 + np.square(1.5028301886792453)))",
         "        )"]
 
 

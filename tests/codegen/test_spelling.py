@@ -93,7 +93,7 @@ def test_nested_dict_key_is_spelled_as_a_literal(key, tmp_path):
 
 def test_dict_key_names_a_readable_leaf_variable():
     source = ys.simplegrad(sum_of_squares, {"C:\\data": 2.0, int: 1.0}).source
-    assert "d_C_data = d['C:\\\\data']" in source
+    assert 'd_C_data = d["C:\\\\data"]' in source
     assert "d_int = d[int]" in source
 
 
@@ -157,7 +157,7 @@ def cast_to(x, dtype):
 @pytest.mark.parametrize("f, static, other, spelled", [
     (summed_over, range(0, 3, 2), [0, 2], "indices != range(0, 3, 2)"),
     (cast_to, np.longdouble, np.float64, "dtype is not np.longdouble"),
-    (cast_to, np.dtype(">f8"), np.dtype("<f8"), "dtype != np.dtype('>f8')"),
+    (cast_to, np.dtype(">f8"), np.dtype("<f8"), 'dtype != np.dtype(">f8")'),
 ], ids=["range", "scalar type", "big-endian dtype"])
 def test_static_range_and_dtype_are_spelled(f, static, other, spelled, tmp_path):
     assert spelled in assert_spelled(f, (X, static), (X, other), tmp_path)
@@ -234,7 +234,7 @@ def test_saved_constants_equal_the_live_ones(tmp_path):
 
 def test_long_double_is_written_from_its_decimal_string():
     source = ys.simplegrad(times_long, X).source
-    assert "LONG = np.longdouble('0.1')" in source
+    assert 'LONG = np.longdouble("0.1")' in source
     assert "np.longdouble(0.1)" not in source
 
 
@@ -251,10 +251,10 @@ def doubled_entry(d):
 def test_big_endian_array_is_guarded_by_its_exact_dtype(tmp_path):
     a = np.array([1.0, 2.0], dtype=">f8")
     source = assert_spelled(doubled, (a,), (a.astype("<f8"),), tmp_path)
-    assert "dtype = np.dtype('>f8')" in source and "a.dtype != dtype" in source
+    assert 'dtype = np.dtype(">f8")' in source and "a.dtype != dtype" in source
     assert "a >f8 (N,)" in source
     source = assert_spelled(doubled_entry, ({"a": a},), ({"a": a[:1, None]},), tmp_path)
-    assert "d['a'].dtype != dtype" in source
+    assert 'd["a"].dtype != dtype' in source
 
 
 def first_if_text(a, s):

@@ -4,6 +4,7 @@
 
 - `file PATH`: the file's contents, written into the doc's project directory;
 - `edit PATH`: a diff applied to that file (`-` lines replaced by `+` lines);
+- `append PATH`: lines added at the end of that file;
 - `run`: a console: each `$ command` runs in the project (bash; `yota-src` is
   this Python's `-m yota_src`), and the lines after it are its output,
   compared exactly; `run in a copy; first: SHELL` runs it in a copy of the
@@ -135,6 +136,9 @@ def test_every_block_runs_and_shows_what_it_gives(doc, tmp_path):
             project.file(rest, body)
         elif verb == "edit":
             project.edit(rest, body)
+        elif verb == "append":
+            target = project.path / rest
+            target.write_text(target.read_text() + "\n" + body)
         elif verb == "run" and rest.startswith("in a copy; first: "):
             project.run_in_copy(rest.removeprefix("in a copy; first: "), body, tmp_path)
         elif verb == "run":

@@ -87,7 +87,7 @@ def test_attributes_and_list_items_of_an_object_are_written():
     rng = np.random.default_rng(2)
     W, x = rng.standard_normal((3, 4)), rng.standard_normal(4)
     df = ys.simplegrad(net_loss, Net(W), x)
-    assert "net.mode = 'train'" in df.source and "net.seen[0] = h" in df.source
+    assert 'net.mode = "train"' in df.source and "net.seen[0] = h" in df.source
     net = Net(W)
     df(net, x)
     assert net.mode == "train"

@@ -56,7 +56,7 @@ def test_generated_code_prints_and_tracing_does_not(capsys):
     gradient = ys.simplegrad(shows_values, x)
     ys.trace(shows_values, x)
     assert capsys.readouterr().out == ""
-    assert "print('loss', y, f'first={x[0]:.2f}')" in gradient.source
+    assert 'print("loss", y, f"first={x[0]:.2f}")' in gradient.source
     gradient(x * 2)
     shows_values(x * 2)
     printed, expected = capsys.readouterr().out.split("loss")[1:]
@@ -89,7 +89,7 @@ def test_warnings_and_logging_happen_at_every_call(caplog):
             ys.grad(warns_and_logs, np.ones(2) * scale)
     messages = [record.getMessage() for record in caplog.records]
     assert messages == ["loss 2.00", "again True", "loss 8.00", "again True"]
-    assert "logging.getLogger('yota_src.tests.side_effects').warning(" in \
+    assert 'logging.getLogger("yota_src.tests.side_effects").warning(' in \
         ys.simplegrad(warns_and_logs, np.ones(2)).source
 
 
@@ -209,15 +209,15 @@ def test_errstate_raise_is_kept_in_the_generated_code():
         divides_under_raise(np.array([0.5, 1.0]))
     with pytest.raises(FloatingPointError):
         ys.grad(divides_under_raise, np.array([0.5, 1.0]))
-    assert "with np.errstate(divide='raise'):" in ys.simplegrad(
+    assert 'with np.errstate(divide="raise"):' in ys.simplegrad(
         divides_under_raise, np.array([1.0, 2.0])).source
 
 
 def test_errstate_blocks_nest_and_cover_the_gradients_of_what_they_compute():
     x = np.array([-1.0, 0.0, 2.0])
     df = ys.simplegrad(logs_under_ignore, x)
-    assert "with np.errstate(divide='ignore', invalid='ignore'):" in df.source
-    assert "with np.errstate(divide='raise', invalid='raise', over='raise', under='raise'):" \
+    assert 'with np.errstate(divide="ignore", invalid="ignore"):' in df.source
+    assert 'with np.errstate(divide="raise", invalid="raise", over="raise", under="raise"):' \
         in df.source
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no warning escapes the blocks

@@ -17,6 +17,7 @@ import of yota_src. The module's parts are written by rooms of their own:
     spelling.py      values and ops as NumPy expressions
     names.py         the name each value is read by, or folded in its place
     layout.py        lines fitted to the line limit; messages quoted
+    formatter_spelling.py  spellings within lines as ruff format and black write them
     respell.py       the module respelled for CuPy
     loader.py        text -> function, and files written atomically
 """

@@ -42,8 +42,26 @@ def branch_statements(writer, call: Call) -> list[str]:
         writer.open_branches.pop()
     if lines[-1] == "    pass" and lines[-2] == "else:":
         lines = lines[:-2]
+    elif lines[1:3] == ["    pass", "else:"]:  # only the other arm does something: its test
+        lines = [f"if {_negated(test)}:", *lines[3:]]
     writer.outputs[call] = targets
     return lines
+
+
+_FLIPPED = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In,
+            ast.Is: ast.IsNot, ast.IsNot: ast.Is}
+
+
+def _negated(test: str) -> str:
+    """`not test`, as `a != b` for `a == b` (exact, NaN too; `a < b` is not
+    flipped, which NaN would make another test)."""
+    node = ast.parse(test, mode="eval").body
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _FLIPPED:
+        return ast.unparse(ast.Compare(node.left, [_FLIPPED[type(node.ops[0])]()],
+                                       node.comparators))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return ast.unparse(node.operand)
+    return ast.unparse(ast.UnaryOp(ast.Not(), node))
 
 
 def _arms(writer, branch: Branch, targets: list) -> list[str]:

@@ -171,7 +171,8 @@ class Dimensions:
             return test, []
         if [axis for axis, _ in wanted] == list(range(len(shape))):
             names = ", ".join(self.name(size) for _, size in wanted)
-            return test, [f"{names}{',' if len(wanted) == 1 else ''} = {code}.shape"]
+            target = f"({names},)" if len(wanted) == 1 else names  # as formatters write it
+            return test, [f"{target} = {code}.shape"]
         return test, [f"{self.name(size)} = {code}.shape[{axis}]" for axis, size in wanted]
 
     def require_bound(self) -> None:

@@ -312,7 +312,7 @@ class Guards:
     def other_path_helper(self) -> list[str]:
         """The one function every data-dependent guard raises through."""
         refusal = message(f"{self.name} was generated for data where ", Field("fact"),
-                          "; this call goes the other way, so the generated code does not apply")
+                          "; this call goes the other way")
         return [f"def {self.other_path}(fact):",
                 '    """The data took another path than the example\'s: the generated code '
                 'does not apply."""',

@@ -75,6 +75,45 @@ def condition_lines(condition: str) -> list[str]:
                                                 "if ", ":")]
 
 
+def _operands(text: str) -> list[str]:
+    """`text` broken before each `and`/`or` at its top level, if it has any."""
+    starts = [0, *(at for at, depth in _boolean_operators(text) if depth == 0)]
+    return [text[a:b].strip() for a, b in zip(starts, [*starts[1:], len(text)])]
+
+
+def _commas(text: str) -> list[str]:
+    """The items of `text` split at its top-level commas (none: [])."""
+    depth, starts = 0, [0]
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type == tokenize.OP and token.string in "([{":
+            depth += 1
+        elif token.type == tokenize.OP and token.string in ")]}":
+            depth -= 1
+        elif token.type == tokenize.OP and token.string == "," and depth == 0:
+            starts.append(token.end[1])
+    if len(starts) == 1:
+        return []
+    pieces = [text[a:b].strip().rstrip(",").strip() for a, b in zip(starts, [*starts[1:],
+                                                                            len(text)])]
+    return [piece for piece in pieces if piece]
+
+
+def _last_brackets(text: str) -> tuple[int, int] | None:
+    """Where the brackets that close last open and close, where they close
+    the text itself (`not (...)`, `f(...)`) and hold something."""
+    depth, opened = 0, {}
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type == tokenize.OP and token.string in "([{":
+            opened[depth] = token.start[1]
+            depth += 1
+        elif token.type == tokenize.OP and token.string in ")]}":
+            depth -= 1
+            if depth == 0 and token.end[1] == len(text.rstrip()):
+                start = opened[0]
+                return (start, token.start[1]) if token.start[1] > start + 1 else None
+    return None
+
+
 def _boolean_operators(line: str) -> list[tuple[int, int]]:
     """Where each `and`/`or` of a line starts, and how deep in brackets."""
     found, depth = [], 0
@@ -139,17 +178,34 @@ class _Source(str):
         if bracketed is not None:
             opening, items, closing = bracketed
             first = [f"{indent}{head}{opening}"]
+            arguments = ", ".join(prefix + self(item) for prefix, item in items)
             if len(first[0]) > LINE_LIMIT and isinstance(value, ast.Call):
                 first = self.lines(value.func, indent, head, "(")  # what is called breaks first
+                if len(first[-1] + arguments + closing + tail) <= LINE_LIMIT:
+                    return [*first[:-1], first[-1] + arguments + closing + tail]
+            if len(inner + arguments) <= LINE_LIMIT and isinstance(value, ast.Call):
+                return [*first, inner + arguments, f"{indent}{closing}{tail}"]  # (a literal's:
+                # one a line, as black explodes them)
+            if len(items) == 1 and not isinstance(value, ast.Tuple):  # broken inside it, no comma
+                prefix, item = items[0]
+                return [*first, *self.lines(item, inner, prefix, ""), f"{indent}{closing}{tail}"]
             return [*first, *(piece for prefix, item in items
                               for piece in self.lines(item, inner, prefix, ",")),
                     f"{indent}{closing}{tail}"]
-        if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub)):
-            summed = self.sum_lines(value, indent, head, tail)
-            if all(len(piece) <= LINE_LIMIT for piece in summed):
-                return summed
         chain = _chain(value)
-        if chain is not None:
+        if chain is not None and len(chain) == 2 and self.ends_in_brackets(chain[1]):
+            # one operator, brackets last: broken inside them, as black does
+            (before, operand, after), (operator, last, closing) = chain
+            start = f"{head}{before}{self(operand)}{after} {operator}"
+            lines = [f"{indent}{start}", *self.body(last, inner), f"{indent}){tail}"] \
+                if closing else self.lines(last, indent, start, tail)
+            if all(len(piece) <= LINE_LIMIT for piece in lines):
+                return lines
+        if chain is not None:  # in parentheses: on one line there, else an operand a line
+            joined = inner + " ".join(before + self(operand) + after
+                                      for before, operand, after in chain)
+            if len(joined) <= LINE_LIMIT:
+                return [f"{indent}{head}(", joined, f"{indent}){tail}"]
             return [f"{indent}{head}(",
                     *(piece for before, operand, after in chain
                       for piece in self.lines(operand, inner, before, after)),
@@ -176,6 +232,32 @@ class _Source(str):
             return self.lines(operand, indent, head + before, after + tail)
         return [one]
 
+    def ends_in_brackets(self, operand: tuple) -> bool:
+        """Whether a chain's last operand ends in brackets black breaks inside:
+        its own parentheses, or a call's or a literal's (not a subscript's),
+        through any operators before them."""
+        before, node, after = operand
+        if after:
+            return True
+        while isinstance(node, (ast.BinOp, ast.UnaryOp)):
+            last = _chain(node)[-1] if isinstance(node, ast.BinOp) else \
+                _operand("", node.operand, node, False)
+            if last[2]:
+                return True
+            node = last[1]
+        return isinstance(node, (ast.Call, ast.List, ast.Dict, ast.Set)) \
+            and self.items(node) is not None
+
+    def body(self, value: ast.expr, indent: str) -> list[str]:
+        """What stands inside brackets: one line where it fits, else an
+        operand a line (its operators leading), as black writes a body."""
+        one = f"{indent}{self(value)}"
+        chain = _chain(value)
+        if len(one) <= LINE_LIMIT or chain is None:
+            return self.lines(value, indent, "", "")
+        return [piece for before, operand, after in chain
+                for piece in self.lines(operand, indent, before, after)]
+
     def items(self, value: ast.expr) -> tuple[str, list, str] | None:
         """The bracket, the items (each with the text before it) and the closing
         bracket of a literal or a call with arguments; None for anything else."""
@@ -191,34 +273,6 @@ class _Source(str):
             opening, closing = {ast.List: "[]", ast.Tuple: "()", ast.Set: "{}"}[type(value)]
             return opening, [("", element) for element in value.elts], closing
         return None
-
-    def sum_lines(self, value: ast.expr, indent: str, head: str, tail: str) -> list[str]:
-        """A sum in parentheses, broken before its `+` and `-`, several terms to a line."""
-        terms = self.sum_terms(value)
-        lines = [f"{indent}{head}({terms[0]}"]
-        pad = indent + " " * (len(head) + 1)
-        for term in terms[1:]:
-            if len(lines[-1]) + len(term) + 1 > LINE_LIMIT - 1:
-                lines.append(pad + term.lstrip())
-            else:
-                lines[-1] += " " + term
-        lines[-1] += ")" + tail
-        return lines
-
-
-    def sum_terms(self, value: ast.expr) -> list[str]:
-        """`a + b - c` as ["a", "+ b", "- c"]: the operands of a left-leaning sum."""
-        terms = []
-        while isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub)):
-            sign = "+" if isinstance(value.op, ast.Add) else "-"
-            right = self(value.right)
-            if _precedence(value.right) <= _PRECEDENCE[ast.Add]:
-                right = f"({right})"
-            terms.append(f"{sign} {right}")
-            value = value.left
-        left = self(value)
-        terms.append(f"({left})" if _precedence(value) < _PRECEDENCE[ast.Add] else left)
-        return terms[::-1]
 
 
 ATOM = 20  # the precedence of a name, a call, a subscript: never parenthesised

@@ -184,8 +184,7 @@ class Guard(Op):
 
 def other_path(function_name: str, fact: str) -> str:
     """The ControlFlowChanged message for a decision the data took otherwise."""
-    return (f"{function_name} was generated for data where {fact}; "
-            f"this call goes the other way, so the generated code does not apply")
+    return f"{function_name} was generated for data where {fact}; this call goes the other way"
 
 
 def sizes(op: Op) -> tuple:
