@@ -25,8 +25,10 @@ class Fact:
     line: int | None  # the source line, for a name
 
 
-def facts(guards: list[Guard]) -> dict[Guard, Fact]:
-    """Each guard's fact, guards of one decision sharing theirs."""
+def facts(guards: list[Guard], every_time: set = frozenset()) -> dict[Guard, Fact]:
+    """Each guard's fact, guards of one decision sharing theirs; a guard in
+    `every_time` (in a loop's body, a branch's arm) states what held each
+    time it was tested, not how many times."""
     groups: dict[tuple, list[Guard]] = {}
     for guard in guards:
         loops = tuple(entry for entry, _ in guard.loc.loops) if guard.loc else ()
@@ -35,7 +37,7 @@ def facts(guards: list[Guard]) -> dict[Guard, Fact]:
         groups.setdefault(key, []).append(guard)
     stated = {}
     for group in groups.values():
-        fact = _fact(group)
+        fact = _every_time(group[0]) if group[0] in every_time else _fact(group)
         for guard in group:
             stated[guard] = fact
     return stated
@@ -57,6 +59,12 @@ def _fact(group: list[Guard]) -> Fact:
                 f"({first.expression()} was {runs})")
         return Fact(text, True, True, line)
     return Fact(f"{first.expression()}{first.where()} was {runs}", True, False, line)
+
+
+def _every_time(guard: Guard) -> Fact:
+    line = guard.loc.lineno if guard.loc else None
+    return Fact(f"{guard.expression()}{guard.where()} was {guard.shown(guard.expected)} "
+                "every time it was tested", True, False, line)
 
 
 def _is_while(guard: Guard) -> bool:

@@ -68,8 +68,10 @@ class Guards:
                  spell: Speller, module_level: ModuleLevel):
         self.tape, self.sig, self.name, self.params = tape, tape.signature, function, params
         self.names, self.spell, self.module_level = names, spell, module_level
+        inside = {guard for op in tape.ops if op is not None and not isinstance(op, Guard)
+                  for guard in call_guards(op)}  # in a loop's body or a branch's arm
         self.facts = facts([guard for op in tape.ops for guard in call_guards(op)
-                            if not self.read_at_run_time(guard)])
+                            if not self.read_at_run_time(guard)], every_time=inside)
         self.fact_names: dict[Fact, str] = {}  # facts decided more than once: module constants
         self.fact_lines: list[str] = []
         self.other_path = names.unused("_other_path")  # the helper guards raise through

@@ -57,14 +57,14 @@ def arm_readers(call: Call) -> dict:
 
 
 def call_guards(op: Op) -> list:
-    """The guards of a loop's body (once per iteration) or a branch's arms,
-    where the call stands among the tape's, those of the calls inside them
-    too (a fact counts the times it held); a `while` loop's test is its
-    header, not a guard. Any other op: itself, if a guard."""
-    if is_loop(op):  # (a count read at run time: a fact of every iteration, said once)
-        at_run_time = op.fn.bound is not None or op.fn.size is not None
+    """The guards of a loop's body or a branch's arms, where the call stands
+    among the tape's, those of the calls inside them too, each once (a fact
+    of every time it is tested: how many times that is, the data decide,
+    where an arm holds it); a `while` loop's test is its header, not a guard.
+    Any other op: itself, if a guard."""
+    if is_loop(op):
         return [guard for each in op.fn.ops if each is not op.fn.test
-                for guard in call_guards(each)] * (1 if at_run_time else op.fn.count)
+                for guard in call_guards(each)]
     if is_branch(op):
         return [guard for arm in op.fn.arms.values() if arm is not None for each in arm.ops
                 for guard in call_guards(each)]
