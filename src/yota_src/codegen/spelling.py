@@ -13,7 +13,6 @@ from __future__ import annotations
 import ast
 import enum
 import functools
-import inspect
 import logging
 import math
 import operator
@@ -48,29 +47,18 @@ _METHOD_SPELLINGS = {
 _METHOD_KEYWORDS = {"axis", "dtype", "out", "keepdims", "initial", "where", "ddof", "order"}
 
 
-@functools.cache
+# How many of each function's arguments after the array its method takes by
+# position, in the same places: `x.reshape(shape)` but not `x.reshape(shape,
+# "C")` (the method's `order` is keyword-only). As NumPy 2's signatures say
+# (tests/codegen/test_spelling.py reads them where NumPy has them).
+_METHOD_POSITIONAL = {
+    np.sum: 3, np.prod: 3, np.mean: 3, np.max: 2, np.amax: 2, np.min: 2, np.amin: 2,
+    np.any: 3, np.all: 3, np.argmax: 2, np.argmin: 2, np.std: 4, np.var: 4, np.cumsum: 3,
+    np.cumprod: 3, np.reshape: 1, np.transpose: 1, np.squeeze: 1, np.ravel: 1, np.clip: 3}
+
+
 def _method_positional(fn) -> int:
-    """How many of `fn`'s arguments after the array its method takes by
-    position, in the same places: `x.reshape(shape)` but not
-    `x.reshape(shape, 'C')` (the method's `order` is keyword-only)."""
-    try:
-        method = list(inspect.signature(getattr(np.ndarray, _METHOD_SPELLINGS[fn]))
-                      .parameters.values())[1:]
-        function = list(inspect.signature(fn).parameters.values())[1:]
-    except (TypeError, ValueError):  # (no signature to read: the array's method is not used)
-        return 0
-    if method and method[0].kind == method[0].VAR_POSITIONAL:
-        return 1  # `x.reshape(shape)`, `x.transpose(axes)`: the tuple as one argument
-    taken = 0
-    for mine, theirs in zip(method, function):
-        if mine.kind not in (mine.POSITIONAL_ONLY, mine.POSITIONAL_OR_KEYWORD) \
-                or mine.name != theirs.name and {mine.name, theirs.name} not in _ALIASES:
-            break
-        taken += 1
-    return taken
-
-
-_ALIASES = [{"min", "a_min"}, {"max", "a_max"}]  # np.clip's bounds, as its method names them
+    return _METHOD_POSITIONAL.get(fn, 0)
 
 
 class CodegenError(UnsupportedSyntaxError):
