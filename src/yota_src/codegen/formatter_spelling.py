@@ -12,6 +12,7 @@ spellings within lines, and is checked against ruff format by the tests
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import re
 import tokenize
@@ -20,13 +21,25 @@ _FSTRING_START = getattr(tokenize, "FSTRING_START", None)  # (Python 3.12+)
 _FSTRING_END = getattr(tokenize, "FSTRING_END", None)
 
 
+@functools.lru_cache(maxsize=4096)  # (a module is made twice, at the example and the probe)
 def formatter_spelled(text: str) -> str:
     """`text` with double-quoted strings, hugged powers and spaced slices (a
     lone block header, `if x[n - 1:] > 0:`, too)."""
-    header = text.rstrip().endswith(":") and "\n" not in text.strip()
-    suffix = " pass" if header else ""
-    spelled = _spaced_slices(_hugged(_double_quoted(text + suffix)))
-    return spelled[: len(spelled) - len(suffix)]
+    single = "\n" not in text.strip()
+    indent = text[: len(text) - len(text.lstrip())] if single else ""  # a line of a block
+    suffix = " pass" if single and text.rstrip().endswith(":") else ""
+    spelled = text[len(indent):] + suffix
+    if "'" in spelled:  # (each pass reads the text only where it may change something)
+        spelled = _double_quoted(spelled)
+    if "**" in spelled:
+        spelled = _hugged(spelled)
+    if _SLICE.search(spelled):
+        spelled = _spaced_slices(spelled)
+    return indent + spelled[: len(spelled) - len(suffix)]
+
+
+# a subscript with a colon beside something other than a name or a number
+_SLICE = re.compile(r"\[[^\]\n]*[-+*/%@(.~][^\]\n]*:|\[[^\]\n]*:[^\]\n]*[-+*/%@(.~]")
 
 
 def _double_quoted(text: str) -> str:

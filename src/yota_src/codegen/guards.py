@@ -19,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from yota_src.codegen.facts import Fact, facts
+from yota_src.codegen.formatter_spelling import formatter_spelled
 from yota_src.codegen.layout import (
     LINE_LIMIT,
     Field,
@@ -119,7 +120,7 @@ class Guards:
         # repr: spelled as `fitted` reads it; an f-string where it shows sizes read before
         expected = ("f" if "{" in check.expected and check.kind == "array" else "") \
             + repr(check.expected)
-        return [*condition_lines(check.condition),
+        return [*condition_lines(formatter_spelled(check.condition)),
                 f"    {self.mismatch}({check.label!r}, {check.code}, {expected}"
                 f"{attributes})", *check.after]
 

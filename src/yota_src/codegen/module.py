@@ -102,7 +102,7 @@ class ModuleWriter:
         self.dims.require_bound()
         body = guards + self.outside.lines + self.work.taking() + body
         imports = sorted(self.spell.imports, key=lambda line: (line != "import numpy as np", line))
-        definitions = self.definitions()
+        definitions = formatter_spelled("\n".join(self.definitions())).split("\n")
         code = [*definitions, "", *definition(self.body_name, self.params)]
         code += [piece for line in body
                  for piece in (fitted("    " + formatter_spelled(line)) if line else [""])]
@@ -114,11 +114,13 @@ class ModuleWriter:
         if self.body_name != self.name:
             lines[code_start:code_start] = ["", *self.entry_point(), ""]
         # the helpers after the function: a reader meets the gradient first
+        helpers = []
         if self.guards.described:
-            lines += ["", "", *self.guards.mismatch_helper()]
+            helpers += ["", "", *self.guards.mismatch_helper()]
         if self.guards.facts or self.guards.size_facts:
-            lines += ["", "", *self.guards.other_path_helper()]
-        return formatter_spelled("\n".join(lines) + "\n")
+            helpers += ["", "", *self.guards.other_path_helper()]
+        return "\n".join(lines) + ("\n" if helpers else "") \
+            + formatter_spelled("\n".join(helpers) + "\n")
 
     def definitions(self) -> list[str]:
         """The module-level names the function reads, each kind under a
