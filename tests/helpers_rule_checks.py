@@ -23,3 +23,29 @@ def uniform(shape, low=-1.0, high=1.0, seed=0):
 
 def normal(shape, seed=0):
     return np.random.default_rng(seed).normal(size=shape)
+
+
+# an array method's parameter named otherwise than its function's, at the same place
+METHOD_ALIASES = {"min": "a_min", "max": "a_max", "other": "b"}
+
+
+def method_positional(fn, name: str) -> tuple[int, int] | None:
+    """How many of `x.name`'s positional parameters agree, place by place,
+    with `fn`'s after its first, and how many it has; None where this NumPy
+    gives no signature to read. `x.reshape(*shape)` takes its one tuple."""
+    import inspect
+
+    try:
+        method = list(inspect.signature(getattr(np.ndarray, name)).parameters.values())[1:]
+        function = list(inspect.signature(fn).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return None
+    if method and method[0].kind == method[0].VAR_POSITIONAL:
+        return 1, 1
+    positional = [p for p in method if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    agreeing = 0
+    for mine, theirs in zip(positional, function):
+        if METHOD_ALIASES.get(mine.name, mine.name) != theirs.name:
+            break
+        agreeing += 1
+    return agreeing, len(positional)

@@ -84,14 +84,18 @@ class Project:
     def run(self, body: str, where: Path | None = None) -> None:
         status = 0
         for command, expected in _commands(body):
-            result = subprocess.run(["bash", "-c", SHELL_PRELUDE + command.replace("$?",
-                                                                              str(status))],
-                                    cwd=where or self.path, env=ENVIRONMENT, timeout=300,
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            result = self.shell(command.replace("$?", str(status)), where)
             status = result.returncode
             got = [line.rstrip() for line in result.stdout.rstrip("\n").splitlines()]
             assert got == [line.rstrip() for line in expected], \
                 f"$ {command}\n--- shown\n" + "\n".join(expected) + "\n--- got\n" + result.stdout
+
+    def shell(self, command: str, where: Path | None = None) -> subprocess.CompletedProcess:
+        """`command` run by bash in the project (or `where`), its output and
+        errors as one text."""
+        return subprocess.run(["bash", "-c", SHELL_PRELUDE + command], cwd=where or self.path,
+                              env=ENVIRONMENT, timeout=300, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
 
     def run_in_copy(self, setup: str, body: str, tmp: Path) -> None:
         copy = tmp / "copy"
@@ -153,9 +157,7 @@ def test_every_block_runs_and_shows_what_it_gives(doc, tmp_path):
                 f"{where}: not printed:\n{project.printed}"
         elif verb == "commands":
             for command in re.findall(r"^\s*- run: (.*)$", body, re.M):
-                result = subprocess.run(["bash", "-c", SHELL_PRELUDE + command], cwd=project.path,
-                                        env=ENVIRONMENT, capture_output=True, text=True,
-                                        timeout=300)
+                result = project.shell(command)
                 assert result.returncode == 0, f"{where}: {command}\n{result.stdout}"
         elif verb == "same-as":
             others = [_without_comments(other) for _, _, other, _ in blocks(ROOT / rest)]

@@ -53,7 +53,7 @@ def _double_quoted(text: str) -> str:
     spans, opened = [], []
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
-    except (tokenize.TokenError, SyntaxError):  # a piece of a statement: the module's pass
+    except (tokenize.TokenError, SyntaxError):  # a piece of a statement
         return text
     for token in tokens:
         if token.type == tokenize.STRING:
@@ -79,15 +79,28 @@ def _in_double_quotes(literal: str) -> str:
     return f'{prefix}"{body}"'
 
 
+def _rewritten(text: str, edits_of) -> str:
+    """`text` with the edits `edits_of(tree, lines)` gives, each `(line,
+    column, end column, replacement)` on one line; unchanged where it does
+    not parse on its own (a piece of a statement)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return text
+    lines = text.splitlines(keepends=True)
+    for number, start, end, replacement in sorted(edits_of(tree, lines), reverse=True):
+        line = lines[number - 1]
+        lines[number - 1] = line[:start] + replacement + line[end:]
+    return "".join(lines)
+
+
 def _hugged(text: str) -> str:
     """`x ** 2` as `x**2` where both operands are simple (names, numbers,
     attribute chains, each maybe negated), and `-x ** 2` as `-(x**2)`."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:  # a piece of a statement, or a block's header: the module's pass
-        return text
-    lines = text.splitlines(keepends=True)
-    edits = []  # (line, column, end column, replacement), on one line each
+    return _rewritten(text, _power_edits)
+
+
+def _power_edits(tree: ast.AST, lines: list[str]):
     for node in ast.walk(tree):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) \
                 and _simple(node.left) and _simple(node.right) \
@@ -96,7 +109,7 @@ def _hugged(text: str) -> str:
             start, end = _column(line, node.left.end_col_offset), _column(line,
                                                                           node.right.col_offset)
             if line[start:end].strip() == "**" and not _parenthesised(line, start, end):
-                edits.append((node.left.end_lineno, start, end, "**"))
+                yield node.left.end_lineno, start, end, "**"
         if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.BinOp) \
                 and isinstance(node.operand.op, ast.Pow) \
                 and node.lineno == node.operand.end_lineno:
@@ -105,36 +118,26 @@ def _hugged(text: str) -> str:
             end = _column(line, node.operand.end_col_offset)
             if line[_column(line, node.col_offset):start].strip() in "-+~" \
                     and not line[:start].rstrip().endswith("("):
-                edits.append((node.lineno, end, end, ")"))
-                edits.append((node.lineno, start, start, "("))
-    for number, start, end, replacement in sorted(edits, reverse=True):
-        line = lines[number - 1]
-        lines[number - 1] = line[:start] + replacement + line[end:]
-    return "".join(lines)
+                yield node.lineno, end, end, ")"
+                yield node.lineno, start, start, "("
 
 
 def _spaced_slices(text: str) -> str:
     """`x[u:u + 3]` as `x[u : u + 3]`: a slice whose bound is an expression
     takes its colon as an operator, with spaces (none beside an omitted bound)."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return text
-    lines = text.splitlines(keepends=True)
-    edits = []
+    return _rewritten(text, _slice_edits)
+
+
+def _slice_edits(tree: ast.AST, lines: list[str]):
     for node in ast.walk(tree):
         if isinstance(node, ast.Slice) and node.step is None and node.lineno == node.end_lineno \
                 and any(bound is not None and not _simple_bound(bound)
                         for bound in (node.lower, node.upper)):
-            line = lines[node.lineno - 1]  # `x[u : u + 3]`, `x[: n - 1]`: a colon as an operator
+            line = lines[node.lineno - 1]
             spelled = [line[_column(line, bound.col_offset):_column(line, bound.end_col_offset)]
                        if bound is not None else "" for bound in (node.lower, node.upper)]
-            edits.append((node.lineno, _column(line, node.col_offset),
-                          _column(line, node.end_col_offset), " : ".join(spelled).strip()))
-    for number, start, end, replacement in sorted(edits, reverse=True):
-        line = lines[number - 1]
-        lines[number - 1] = line[:start] + replacement + line[end:]
-    return "".join(lines)
+            yield (node.lineno, _column(line, node.col_offset),
+                   _column(line, node.end_col_offset), " : ".join(spelled).strip())
 
 
 def _simple(node: ast.expr) -> bool:

@@ -69,9 +69,10 @@ class Guards:
                  spell: Speller, module_level: ModuleLevel):
         self.tape, self.sig, self.name, self.params = tape, tape.signature, function, params
         self.names, self.spell, self.module_level = names, spell, module_level
-        inside = {guard for op in tape.ops if op is not None and not isinstance(op, Guard)
-                  for guard in call_guards(op)}  # in a loop's body or a branch's arm
-        self.facts = facts([guard for op in tape.ops for guard in call_guards(op)
+        found = [(op, call_guards(op)) for op in tape.ops]
+        inside = {guard for op, guards in found if not isinstance(op, Guard)
+                  for guard in guards}  # in a loop's body or a branch's arm
+        self.facts = facts([guard for _, guards in found for guard in guards
                             if not self.read_at_run_time(guard)], every_time=inside)
         self.fact_names: dict[Fact, str] = {}  # facts decided more than once: module constants
         self.fact_lines: list[str] = []

@@ -75,45 +75,6 @@ def condition_lines(condition: str) -> list[str]:
                                                 "if ", ":")]
 
 
-def _operands(text: str) -> list[str]:
-    """`text` broken before each `and`/`or` at its top level, if it has any."""
-    starts = [0, *(at for at, depth in _boolean_operators(text) if depth == 0)]
-    return [text[a:b].strip() for a, b in zip(starts, [*starts[1:], len(text)])]
-
-
-def _commas(text: str) -> list[str]:
-    """The items of `text` split at its top-level commas (none: [])."""
-    depth, starts = 0, [0]
-    for token in tokenize.generate_tokens(io.StringIO(text).readline):
-        if token.type == tokenize.OP and token.string in "([{":
-            depth += 1
-        elif token.type == tokenize.OP and token.string in ")]}":
-            depth -= 1
-        elif token.type == tokenize.OP and token.string == "," and depth == 0:
-            starts.append(token.end[1])
-    if len(starts) == 1:
-        return []
-    pieces = [text[a:b].strip().rstrip(",").strip() for a, b in zip(starts, [*starts[1:],
-                                                                            len(text)])]
-    return [piece for piece in pieces if piece]
-
-
-def _last_brackets(text: str) -> tuple[int, int] | None:
-    """Where the brackets that close last open and close, where they close
-    the text itself (`not (...)`, `f(...)`) and hold something."""
-    depth, opened = 0, {}
-    for token in tokenize.generate_tokens(io.StringIO(text).readline):
-        if token.type == tokenize.OP and token.string in "([{":
-            opened[depth] = token.start[1]
-            depth += 1
-        elif token.type == tokenize.OP and token.string in ")]}":
-            depth -= 1
-            if depth == 0 and token.end[1] == len(text.rstrip()):
-                start = opened[0]
-                return (start, token.start[1]) if token.start[1] > start + 1 else None
-    return None
-
-
 def _boolean_operators(line: str) -> list[tuple[int, int]]:
     """Where each `and`/`or` of a line starts, and how deep in brackets."""
     found, depth = [], 0

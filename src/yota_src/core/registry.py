@@ -119,13 +119,13 @@ def _rule_parameters(fn: Callable) -> tuple[list[str], str, dict] | None:
     keyword-only ones too), the template's parameter list, which takes
     them as `fn` does, with its defaults, and the defaults by the names the
     list reads them from; None without a signature to read."""
+    if isinstance(fn, np.ufunc):  # its inputs, not out=, where=, ...
+        names = parameter_names(fn)
+        return names, ", ".join(names), {}
     try:
-        if isinstance(fn, np.ufunc):
-            raise TypeError  # (its inputs, not out=, where=, ...)
         parameters = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
-        names = parameter_names(fn)  # a ufunc: its inputs
-        return (names, ", ".join(names), {}) if names is not None else None
+        return None
     listed, defaults, starred = [], {}, False
     for p in parameters:
         if p.kind == p.VAR_POSITIONAL:

@@ -269,18 +269,17 @@ class Statements:
         if not self.unroller.user_code or self.unroller.dims is None \
                 or not isinstance(node, gast.Call) or node.keywords or not node.args \
                 or any(isinstance(arg, gast.Starred) for arg in node.args) \
-                or not isinstance(node.func, gast.Name) \
-                or self.eval(node.func, frame) not in (enumerate, zip):
+                or not isinstance(node.func, gast.Name):
             return None
-        enumerates = self.eval(node.func, frame) is enumerate
-        if enumerates and len(node.args) != 1:
+        called = self.eval(node.func, frame)
+        enumerates = called is enumerate
+        if called not in (enumerate, zip) or enumerates and len(node.args) != 1:
             return None
         parts = [self.eval(arg, frame) for arg in node.args]
         lengths = [self.rows_size(part) for part in parts]
         if any(length is None for length in lengths) \
                 or len({length.value for length in lengths}) != 1:
-            return self.unroller.calls.call(enumerate if enumerates else zip, parts, {}, node,
-                                            frame)
+            return self.unroller.calls.call(called, parts, {}, node, frame)
         for other in lengths[1:]:  # zip stops at the shortest: equal lengths, checked
             self.unroller.dims.require(lengths[0], operator.eq, other,
                                        self.unroller.location_of(stmt, frame))
