@@ -32,12 +32,8 @@ def require_aux(value, signature: Signature, returned_at) -> None:
                        "tuple or dict instead")
     if problem is None:
         return
-    where = f" ({returned_at.short})" if returned_at is not None else ""
-    error = ValueError(f"{signature.function_name}(){where} must return a pair (loss, aux) "
-                       f"with has_aux=True; {problem}.")
-    if returned_at is not None:
-        error.location = returned_at
-    raise error
+    _refuse(signature, returned_at, f"must return a pair (loss, aux) with has_aux=True; "
+                                    f"{problem}.")
 
 
 def require_scalar(value, signature: Signature, returned_at) -> None:
@@ -55,9 +51,14 @@ def require_scalar(value, signature: Signature, returned_at) -> None:
         hint = " Return the loss alone, or pass has_aux=True to return (loss, aux)."
     elif shape:
         hint = " Reduce it to a scalar, e.g. with np.sum or np.mean."
+    _refuse(signature, returned_at, "must return a scalar (a float or a size-1 array) to be "
+                                    f"differentiated; it returned {described}.{hint}")
+
+
+def _refuse(signature: Signature, returned_at, what: str) -> None:
+    """ValueError: `f() (model.py:5) <what>`, placed at the `return` line."""
     where = f" ({returned_at.short})" if returned_at is not None else ""
-    error = ValueError(f"{signature.function_name}(){where} must return a scalar (a float or a "
-                       f"size-1 array) to be differentiated; it returned {described}.{hint}")
+    error = ValueError(f"{signature.function_name}(){where} {what}")
     if returned_at is not None:
         error.location = returned_at
     raise error
