@@ -29,12 +29,14 @@ from yota_src.api.unrolling import unroll
 from yota_src.api.user_facing import errors_at_user_lines
 from yota_src.codegen import loader
 from yota_src.core.primitives import is_output, store_in_argument
+from yota_src.core.values import containers_in, stackable
 from yota_src.differentiate import cotangents
 from yota_src.differentiate.sweep import differentiate
 from yota_src.errors import ControlFlowChanged, MutationError, YotaError
 from yota_src.ir.signature import Signature
 from yota_src.ir.tape import Call, Tape
 from yota_src.passes import eliminate_dead_code, optimize, optimize_forward
+from yota_src.passes.dce import without_unread
 from yota_src.tracing import Unroller, array_library
 from yota_src.tracing.traced import values_of
 
@@ -62,22 +64,34 @@ def build(fn: Callable, args: tuple, wrt_args: frozenset, loops: str = "roll",
     differentiated argument's gradient is the result). `sizes`: the arrays'
     sizes are read at run time where the module, made again at other sizes,
     reads the same (sizes.py); else it is made for the example's sizes."""
+    options = (fn, args, wrt_args, loops, work_arrays, has_aux, pullback, kind, sizes)
+    if kind == "gradient" and not pullback and loops == "roll" \
+            and any(stackable(part) for arg in args for part in containers_in(arg)):
+        try:  # each list of arrays alike read as one array, of any length (values.Rows)
+            return _with_branches(*options, rows=True)
+        except Exception:  # noqa: BLE001 - it changes such a list, or reads it otherwise:
+            pass  # the list's arrays are leaves apart, as the function sees them
+    return _with_branches(*options, rows=False)
+
+
+def _with_branches(*options, rows: bool) -> Compiled:
+    """`_built`; where making an `if` decided by the data in a loop into a
+    branch of the loop's body fails (it is new), again with each decision a
+    guard (right, if specialised)."""
     try:
-        return _built(fn, args, wrt_args, loops, work_arrays, has_aux, pullback, kind, sizes)
+        return _built(*options, rows=rows)
     except Exception as error:
+        loops = options[3]
         if loops != "roll" or isinstance(error, YotaError) \
                 and not isinstance(error, ControlFlowChanged):
             raise  # (the user's to act on: it does not depend on how loops are made)
-        # an `if` decided by the data in a loop, as a branch of the loop's body, is new:
-        # where making it fails, each decision is a guard again (right, if specialised)
-        return _built(fn, args, wrt_args, loops, work_arrays, has_aux, pullback, kind, sizes,
-                      branches=False)
+        return _built(*options, rows=rows, branches=False)
 
 
 def _built(fn: Callable, args: tuple, wrt_args: frozenset, loops: str, work_arrays: bool,
-           has_aux: bool, pullback: bool, kind: str, sizes: bool,
+           has_aux: bool, pullback: bool, kind: str, sizes: bool, rows: bool,
            branches: bool = True) -> Compiled:
-    options = (wrt_args, loops, work_arrays, has_aux, pullback, kind, branches)
+    options = (wrt_args, loops, work_arrays, has_aux, pullback, kind, branches, rows)
     if sizes:
         try:
             made = _made(fn, args, *options, dims=True)
@@ -104,17 +118,18 @@ def _serves_other_sizes(fn: Callable, args: tuple, options: tuple, made: Made) -
             return None
         return again.source == made.source
 
+    rows = options[-1]
     for apart in (False, True):
         small = probe_arguments(host, facts, apart, small=True,
-                                counts=made.tape.free_counts)
+                                counts=made.tape.free_counts, rows=rows)
         if small is not None and same_at(small):
             continue  # the same over a few rows as over many: cheaper to know
-        probe = probe_arguments(host, facts, apart)
+        probe = probe_arguments(host, facts, apart, rows=rows)
         if probe is None:
             continue
         same = same_at(probe)
         if same is None and not apart:  # sizes related unsaid: all of them scaled instead
-            scaled = probe_arguments(host, facts, scaled=True)
+            scaled = probe_arguments(host, facts, scaled=True, rows=rows)
             same = same_at(scaled) if scaled is not None else None
         if same is None and not apart or same is False:
             return False
@@ -122,12 +137,13 @@ def _serves_other_sizes(fn: Callable, args: tuple, options: tuple, made: Made) -
 
 
 def _made(fn: Callable, args: tuple, wrt_args: frozenset, loops: str, work_arrays: bool,
-          has_aux: bool, pullback: bool, kind: str, branches: bool, dims: bool,
+          has_aux: bool, pullback: bool, kind: str, branches: bool, rows: bool, dims: bool,
           dump: bool = True) -> Made:
     """Every stage up to the module's text, dumped (YOTA_SRC_DUMP) where `dump`."""
     has_aux = has_aux or kind == "jvp"
     with errors_at_user_lines():
-        unroller, value, signature = unroll(fn, args, loops=loops, dims=dims, branches=branches)
+        unroller, value, signature = unroll(fn, args, loops=loops, dims=dims, branches=branches,
+                                            rows=rows)
         recorder = unroller.recorder
         try:  # the value read as it is, writes into the arguments included
             recorded = _recorded(unroller, value, signature, has_aux, pullback)
@@ -135,6 +151,7 @@ def _made(fn: Callable, args: tuple, wrt_args: frozenset, loops: str, work_array
             unroller.writes.put_back()  # the generated code makes them
         if pullback or kind in KINDS:
             _refuse_writes(recorded, "ys.vjp" if pullback else f"a {kind} transform")
+        recorded = without_unread(recorded, recorder.row_ops)
         recorded = _after("trace", recorded, verify=True, values=recorder.values, dump=dump)
         forward = _after("forward passes", optimize_forward(recorded, loops), dump=dump)
         tape = differentiate(forward, recorder.values, wrt_args, recorder.input_names, has_aux,

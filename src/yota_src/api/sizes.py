@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from yota_src.core.values import is_array, rebuild
+from yota_src.core.values import Rows, is_array, rebuild, with_rows
 from yota_src.ir.dims import DimFacts, Symbol
 
 SMALL = 17  # where a small probe starts: above LARGE, a count a small probe gives
@@ -30,7 +30,7 @@ LARGE = 16  # a size above which a small probe is tried first (a long loop is ch
 
 def probe_arguments(args: tuple, facts: DimFacts, apart: bool = False,
                     small: bool = False, counts: frozenset = frozenset(),
-                    scaled: bool = False) -> tuple | None:
+                    scaled: bool = False, rows: bool = False) -> tuple | None:
     """`args` with each free size changed, each array's data repeated along
     the axes that change, so its values stay those of the example (labels
     index the same classes); None where no size is free (or, `apart`, where
@@ -45,7 +45,9 @@ def probe_arguments(args: tuple, facts: DimFacts, apart: bool = False,
     `scaled`: each free size times the least factor that gives no size of
     the example, which keeps sizes the code relates without saying so
     (`np.concatenate([h, x])` against weights of `H + D` rows, gates packed
-    as `4 * H` columns), where adding to each size breaks them."""
+    as `4 * H` columns), where adding to each size breaks them. `rows`: a list
+    of arrays alike is one leaf, the rows of one array (values.Rows), whose
+    length is a size like the others."""
     free = facts.free()
     values = [facts.values[symbol] for symbol in free]
     long = [index for index in counts if index < len(args) and type(args[index]) is int
@@ -78,6 +80,8 @@ def probe_arguments(args: tuple, facts: DimFacts, apart: bool = False,
 
     def resized(index: int):
         def leaf(path, value):
+            if isinstance(value, Rows):
+                return list(leaf(path, value.array))
             if not is_array(value) or isinstance(value, np.generic):
                 return value
             for axis in range(np.ndim(value)):
@@ -88,5 +92,6 @@ def probe_arguments(args: tuple, facts: DimFacts, apart: bool = False,
             return value
         return leaf
 
-    return tuple(LARGE if small and index in long else rebuild(arg, resized(index))
+    return tuple(LARGE if small and index in long else
+                 rebuild(with_rows(arg) if rows else arg, resized(index))
                  for index, arg in enumerate(args))

@@ -15,29 +15,32 @@ import numpy as np
 from yota_src.api.arguments import check_call, named_positional, parameter_names, refuse_unsupported
 from yota_src.core import registry
 from yota_src.core.primitives import display_name
-from yota_src.core.values import DATA, DIFF, GENERATOR, kind_of, rebuild
+from yota_src.core.values import DATA, DIFF, GENERATOR, Rows, kind_of, rebuild, with_rows
 from yota_src.errors import SourceUnavailableError
 from yota_src.ir.dims import DimFacts
 from yota_src.ir.signature import Signature, signature_key
 from yota_src.ir.specialisation import describe_outside
 from yota_src.tracing import Unroller, array_library, counts, inlinable, rewind
+from yota_src.tracing.row_lists import row_list
 from yota_src.tracing.source import function_source, unwrap
 from yota_src.tracing.traced import Traced
 
 
 def unroll(fn: Callable, args: tuple, rewind_draws: bool = True, loops: str = "roll",
-           dims: bool = False, branches: bool = True):
+           dims: bool = False, branches: bool = True, rows: bool = False):
     """Run `fn` on traced arguments: `(unroller, value, signature)`. Random
     generators it drew from are put back (`rewind_draws`) when the generated
     code is what will draw for the caller; `trace` returns the traced value
     itself, so it keeps the draws. What `fn` wrote into its arguments is
     still there, as the value may return it: the caller reads the value
-    into a tape, then puts the writes back (`unroller.writes.put_back()`)."""
+    into a tape, then puts the writes back (`unroller.writes.put_back()`).
+    `rows`: a list of arrays alike is one leaf, the rows of one array
+    (core.values.Rows; tracing/row_lists.py)."""
     plain = unwrap(fn)
     _refuse_without_source(plain)
     source = function_source(plain)
     check_call(plain, args, source)
-    signature, args = _signature(plain, args, source)
+    signature, args = _signature(plain, args, source, rows)
     # a loop may become a loop op while traced; `dims`: sizes are read at run time
     signature.dims = DimFacts() if dims else None
     unroller = Unroller(roll=loops == "roll", dims=signature.dims)
@@ -79,14 +82,17 @@ def _refuse_without_source(plain) -> None:
             hint="Differentiate a Python function (`def` or `lambda`) that calls it.")
 
 
-def _signature(plain: Callable, args: tuple, source) -> tuple[Signature, tuple]:
+def _signature(plain: Callable, args: tuple, source, rows: bool) -> tuple[Signature, tuple]:
     """(the signature, the arguments to trace): device arrays are traced on
-    host copies, while the signature's key is the arguments the code takes."""
+    host copies, and lists of arrays alike as Rows (`rows`), while the
+    signature's key is the arguments the code takes."""
     params = parameter_names(plain, len(args))
     library = array_library.library_of(params, args)
     passed = args  # what the code takes: device arrays, for CuPy
     if library != array_library.NUMPY:
         args = array_library.on_host(args)  # traced on the host; the code runs on the device
+    elif rows:
+        args = tuple(map(with_rows, args))
     signature = Signature.of(plain.__name__, params, args,
                              module=getattr(plain, "__module__", "") or "",
                              qualname=plain.__qualname__, source_hash=source.source_hash,
@@ -107,6 +113,10 @@ def _traced_arguments(unroller: Unroller, plain: Callable, args: tuple,
             if kind_of(leaf) not in (DIFF, DATA, GENERATOR):
                 return leaf
             expression = signature.leaf_expression(index, path)
+            if isinstance(leaf, Rows):  # a list of arrays alike: the rows of one
+                refuse_unsupported(expression, leaf.array)
+                return row_list(unroller, unroller.recorder.input(index, path, leaf.array,
+                                                                  expression))
             refuse_unsupported(expression, leaf)
             return unroller.recorder.input(index, path, leaf, expression)
         return traced

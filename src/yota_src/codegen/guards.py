@@ -39,9 +39,11 @@ from yota_src.core.values import (
     GENERATOR,
     ITEM,
     STATIC,
+    Rows,
     describe_dtype,
     describe_value,
     path_expression,
+    path_name,
 )
 from yota_src.ir.signature import Container
 from yota_src.ir.tape import Guard, Tape
@@ -82,6 +84,13 @@ class Guards:
         self.dims = None  # dimensions.Dimensions, set by the module writer
         self.size_facts = False  # a decision taken from sizes raises through _other_path
         self.needed: set = set()  # sizes the code reads, bound where first checked
+        # (index, path) of a list read as one array (values.Rows) -> its stack's name
+        self.stacked = {(index, leaf.path): path_name(self.sig.params[index], leaf.path)
+                        if leaf.path else self.sig.params[index]
+                        for index, leaves in enumerate(self.sig.leaves) for leaf in leaves
+                        if leaf.type is Rows}
+        self.stacked.update((at, names.fresh(name)) for at, name in self.stacked.items() if at[1])
+        self.stack = names.unused("_stacked") if self.stacked else None
 
     def size_guards(self, decisions: list) -> list[str]:
         """The decisions taken from sizes (ControlFlowChanged), after the
@@ -103,8 +112,10 @@ class Guards:
         instead."""
         self.needed = self.dims.needed(self.array_leaves())
         checks = [self._container_check(node) for node in self.sig.containers]
-        checks += [self._leaf_check(index, leaf) for index, leaves in enumerate(self.sig.leaves)
-                   for leaf in leaves]
+        for index, leaves in enumerate(self.sig.leaves):
+            for leaf in leaves:
+                checks += self._rows_checks(index, leaf) if leaf.type is Rows \
+                    else [self._leaf_check(index, leaf)]
         return [line for check in checks for line in self.check_lines(check)]
 
     def array_leaves(self) -> list[tuple]:
@@ -114,8 +125,11 @@ class Guards:
                 and not (index in self.tape.free_counts and not leaf.path)]
 
     def check_lines(self, check: Check) -> list[str]:
-        """`if` the argument is not what the code reads it as, refuse it."""
+        """`if` the argument is not what the code reads it as, refuse it (a
+        check without a condition: a helper's call, in its lines after)."""
         self.module_level.errors.add("SignatureMismatch")
+        if not check.condition:
+            return list(check.after)
         self.described |= {check.kind}
         attributes = f", {check.attributes!r}" if check.attributes else ""
         # repr: spelled as `fitted` reads it; an f-string where it shows sizes read before
@@ -188,11 +202,49 @@ class Guards:
         return self.array_check(code, label, leaf.type, leaf.shape, leaf.dtype,
                                 at=(index, leaf.path))
 
+    def _rows_checks(self, index: int, leaf) -> list[Check]:
+        """A list of arrays read as the rows of one (values.Rows): stacked by
+        the helper, which refuses anything but a list of arrays of one shape
+        and the dtype, and the stack checked as an array (its length a size
+        like the others)."""
+        code, label = self._subject(index, leaf.path)
+        stacked = self.stacked[(index, leaf.path)]
+        expected = self.sig.describe_leaf(index, leaf, self.dims.shape_text
+                                          if self.dims.active else None)
+        self.described |= {"sequence", "array"}
+        stacking = Check("", label, expected, code, after=(
+            f"{stacked} = {self.stack}({label!r}, {code}, "
+            f"{self.spell.guard_dtype(leaf.dtype)}, {len(leaf.shape) - 1}, {expected!r})",))
+        array = self.array_check(stacked, label, np.ndarray, leaf.shape, leaf.dtype,
+                                 at=(index, leaf.path), shape_only=True)
+        if array.condition == f"{stacked}.ndim != {len(leaf.shape)}":  # the helper's test
+            array = array._replace(condition="")
+        self.spell.guard_type()  # (the helper's)
+        self.described |= {"rows"}
+        return [stacking, array._replace(expected=expected, code=f"list({stacked})",
+                                         kind="rows")]
+
+    def stack_helper(self) -> list[str]:
+        """The function a list read as one array is checked and stacked by."""
+        return [f"def {self.stack}(label, value, dtype, ndim, expected):",
+                '    """A list of arrays of one shape and dtype, as the rows of one array."""',
+                "    if type(value) is not list or not value:",
+                f"        {self.mismatch}(label, value, expected)",
+                "    for i, item in enumerate(value):",
+                f"        if (type(item) is not {self.spell.guard_type()} or item.dtype != dtype "
+                "or item.ndim != ndim",
+                "                or item.shape != value[0].shape):",
+                f'            {self.mismatch}(f"{{label}}[{{i}}]", item, f"a {{dtype}} array of '
+                'ndim {ndim}, each item shaped alike")',
+                "    return np.stack(value)"]
+
     def array_check(self, code: str, label: str, cls: type, shape: tuple, dtype,
-                    rows: str | None = None, at: tuple | None = None) -> Check:
+                    rows: str | None = None, at: tuple | None = None,
+                    shape_only: bool = False) -> Check:
         """The array `code` is a `cls` of this shape and dtype (`rows`: of any
         number of rows, so described; `at`: the (index, path) of an argument
-        leaf, whose sizes read at run time are free)."""
+        leaf, whose sizes read at run time are free; `shape_only`: its type
+        and dtype are known)."""
         kind = cls.__qualname__
         if self.sig.library != array_library.NUMPY and cls is np.ndarray:  # either is `ndarray`
             kind = f"{self.sig.library}.{kind}"
@@ -210,9 +262,10 @@ class Guards:
             test, after, expected = free[0], tuple(free[1]), wanted
         if kind != "ndarray":
             expected = f"{expected}, a {kind}"
-        return Check(f"{self._type_differs(code, cls)} or {test} or "
-                     f"{code}.dtype != {self.spell.guard_dtype(dtype)}",
-                     label, expected, code, "array", after=after)
+        if not shape_only:
+            test = (f"{self._type_differs(code, cls)} or {test} or "
+                    f"{code}.dtype != {self.spell.guard_dtype(dtype)}")
+        return Check(test, label, expected, code, "array", after=after)
 
     def _static_check(self, code: str, label: str, value) -> Check:
         """By value where the code can spell it, by identity otherwise (and for
@@ -255,6 +308,8 @@ class Guards:
         what came instead, as far as the checks it serves need."""
         said = [("array", 'hasattr(value, "shape") and hasattr(value, "dtype")',
                  'f" {value.dtype} {value.shape}"'),
+                ("rows", 'isinstance(value, list) and value and hasattr(value[0], "shape")',
+                 'f" of {len(value)} {value[0].dtype} {value[0].shape} arrays"'),
                 ("sequence", "isinstance(value, (list, tuple))", 'f" of length {len(value)}"'),
                 ("dict", "isinstance(value, dict)", 'f" with the keys {list(value)}"'),
                 ("attributes", "attributes", 'f", missing {[name for name in attributes '

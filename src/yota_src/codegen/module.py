@@ -117,6 +117,8 @@ class ModuleWriter:
         helpers = []
         if self.guards.described:
             helpers += ["", "", *self.guards.mismatch_helper()]
+        if self.guards.stack:
+            helpers += ["", "", *self.guards.stack_helper()]
         if self.guards.facts or self.guards.size_facts:
             helpers += ["", "", *self.guards.other_path_helper()]
         return "\n".join(lines) + ("\n" if helpers else "") \

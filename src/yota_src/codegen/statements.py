@@ -24,7 +24,7 @@ from yota_src.codegen.outside_reads import LITERAL_LIMIT, OutsideReads
 from yota_src.codegen.spelling import CodegenError, Speller
 from yota_src.codegen.work_arrays import WorkArrays
 from yota_src.core import primitives
-from yota_src.core.values import path_name
+from yota_src.core.values import Rows, path_name, user_path
 from yota_src.ir import contexts
 from yota_src.ir.branches import is_branch
 from yota_src.ir.loops import is_loop, is_loop_output
@@ -131,6 +131,9 @@ class StatementWriter:
         """The lines that compute `op` (none for a value folded into its
         reader or bound at module level), naming it as they go."""
         if isinstance(op, Input):
+            if (op.index, op.path) in self.guards.stacked:  # a list, stacked by its guard
+                self.names[op] = self.guards.stacked[(op.index, op.path)]
+                return []
             if not op.path:
                 self.names[op] = self.params[op.index]
                 return []
@@ -265,6 +268,26 @@ class StatementWriter:
                                           [target, self.spell.literal(index), values_expr], []))
         return lines + [ast.unparse(statement)]
 
+    def _gradient_dict(self, grad: dict, stacked: set) -> ast.expr:
+        """`{("W",): dW, ("b",): db}`; a list stacked as one array (values.Rows)
+        gives a gradient per row: `{(i,): row for i, row in enumerate(dxs)}`."""
+        keys, values = [], []
+        for path, value in grad.items():
+            spelled = self.spell.literal(value)
+            if path not in stacked:
+                keys.append(self.spell.literal(path))
+                values.append(spelled)
+                continue
+            key = ast.Tuple([*(self.spell.literal(key) for key in path), ast.Name("i")])
+            rows = ast.DictComp(key, ast.Name("row"), [ast.comprehension(
+                ast.Tuple([ast.Name("i"), ast.Name("row")]),
+                ast.Call(ast.Name("enumerate"), [spelled], []), [], 0)])
+            if len(grad) == 1:
+                return rows
+            keys.append(None)
+            values.append(rows)
+        return ast.Dict(keys, values)
+
     def return_statements(self) -> list[str]:
         """What the kind of module returns: the value (forward), the product
         (hvp), both (jvp), or the value and each argument's gradient, the
@@ -281,8 +304,14 @@ class StatementWriter:
         parts = [ast.unparse(self.spell.literal(output[0]))]
         for index, grad in enumerate(output[1:]):
             if isinstance(grad, dict):
-                name = self.names.fresh(f"d{self.sig.params[index]}")
-                lines.append(f"{name} = {ast.unparse(self.spell.literal(grad))}")
+                stacked = {user_path(leaf.path) for leaf in self.sig.leaves[index]
+                           if leaf.type is Rows}
+                value = self._gradient_dict(grad, stacked)
+                alone = [grad[()]] if list(grad) == [()] and () in stacked else []
+                name = self.names.get(alone[0]) if alone else None  # `dxs = {... in dxs}`
+                if name is None or not name.isidentifier():
+                    name = self.names.fresh(f"d{self.sig.params[index]}")
+                lines.append(f"{name} = {ast.unparse(value)}")
                 parts.append(name)
             else:
                 parts.append(ast.unparse(self.spell.literal(grad)))

@@ -24,7 +24,7 @@ def map_leaves(structure, fn: Callable[[Any], Any], is_leaf: Callable[[Any], boo
         items = [map_leaves(item, fn, is_leaf) for item in structure]
         return type(structure)(*items) if hasattr(structure, "_fields") else tuple(items)
     if isinstance(structure, list):
-        return [map_leaves(item, fn, is_leaf) for item in structure]
+        return [map_leaves(item, fn, is_leaf) for item in list.__iter__(structure)]
     if isinstance(structure, dict):  # a dict subclass comes back as a dict, in its order
         return {key: map_leaves(item, fn, is_leaf) for key, item in structure.items()}
     if isinstance(structure, slice):
@@ -44,8 +44,11 @@ def leaves(structure, is_leaf: Callable[[Any], bool]) -> Iterator:
 def _collect(structure, is_leaf: Callable[[Any], bool], found: list) -> None:
     if is_leaf(structure):
         found.append(structure)
-    elif isinstance(structure, (tuple, list)):
+    elif isinstance(structure, tuple):
         for item in structure:
+            _collect(item, is_leaf, found)
+    elif isinstance(structure, list):  # (its own items: a list that counts its reads, too)
+        for item in list.__iter__(structure):
             _collect(item, is_leaf, found)
     elif isinstance(structure, dict):
         for item in structure.values():
@@ -58,8 +61,11 @@ def _collect(structure, is_leaf: Callable[[Any], bool], found: list) -> None:
 def shape_of(structure, leaf: Callable[[Any], Any]):
     """A hashable picture of the structure: containers by type, leaves by
     `leaf(value)`; equal pictures mean the same structure and leaves."""
-    if isinstance(structure, (tuple, list)):
+    if isinstance(structure, tuple):
         return (type(structure),) + tuple(shape_of(item, leaf) for item in structure)
+    if isinstance(structure, list):
+        return (type(structure),) + tuple(shape_of(item, leaf)
+                                          for item in list.__iter__(structure))
     if isinstance(structure, dict):
         return (dict,) + tuple((key, shape_of(item, leaf)) for key, item in structure.items())
     if isinstance(structure, slice):

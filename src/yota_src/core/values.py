@@ -47,6 +47,8 @@ def is_array(value) -> bool:
 
 def kind_of(value) -> str:
     """DIFF, DATA, STATIC, GENERATOR, or 'struct' for containers to recurse into."""
+    if isinstance(value, Rows):
+        return kind_of(value.array)
     if isinstance(value, (np.random.Generator, np.random.RandomState)):
         return GENERATOR  # drawn from by the generated code, whichever one is passed
     if is_array(value):
@@ -90,6 +92,58 @@ def children(value) -> list[tuple[tuple[str, Any], Any]]:
     return [((ATTR, name), getattr(value, name)) for name in names if hasattr(value, name)]
 
 
+class Rows:
+    """A list of arrays of one type, shape and dtype, read as the rows of one
+    array: one argument leaf, whose length is a size like any other, so that
+    the generated code serves lists of any length (it stacks the list). The
+    arrays it holds are the caller's; `array` is their stack."""
+
+    __slots__ = ("items", "array")
+
+    def __init__(self, items: list):
+        self.items = items
+        self.array = np.stack(items)
+
+
+def stackable(value) -> bool:
+    """A list of two or more NumPy arrays of numbers, alike in shape and dtype,
+    each there once (an array twice is one object, not two rows)."""
+    if type(value) is not list or len(value) < 2 or type(value[0]) is not np.ndarray \
+            or not value[0].ndim:
+        return False
+    first = value[0]  # (not masks: a count each selects differs from row to row)
+    return first.dtype.kind in "iuf" and first.dtype.isnative and all(
+        type(item) is np.ndarray and item.shape == first.shape and item.dtype == first.dtype
+        for item in value) and len({id(item) for item in value}) == len(value)
+
+
+def containers_in(value):
+    """`value` and every struct in it, parents first (where stackable lists may be)."""
+    if kind_of(value) == "struct":
+        yield value
+        for _, child in children(value):
+            yield from containers_in(child)
+
+
+def with_rows(value):
+    """`value` with each stackable list in it (itself, or a struct's part) a Rows."""
+    if stackable(value):
+        return Rows(value)
+    if kind_of(value) != "struct":
+        return value
+    return _rebuilt(value, children(value), [with_rows(child) for _, child in children(value)])
+
+
+def without_rows(value):
+    """`value` with each Rows in it the list of its array's rows again."""
+    if isinstance(value, Rows):
+        return list(value.array)
+    if kind_of(value) != "struct":
+        return value
+    return _rebuilt(value, children(value),
+                    [without_rows(child) for _, child in children(value)])
+
+
 def flatten(value, path: tuple = ()) -> list[tuple[tuple, Any]]:
     """All (path, leaf) pairs below `value`; a leaf itself gives [((), value)]."""
     if kind_of(value) != "struct":
@@ -111,7 +165,13 @@ def rebuild(value, replace: Callable[[tuple, Any], Any], path: tuple = ()):
     if kind_of(value) != "struct":
         return replace(path, value)
     steps = children(value)
-    new_children = [(step, rebuild(child, replace, path + (step,))) for step, child in steps]
+    return _rebuilt(value, steps, [rebuild(child, replace, path + (step,))
+                                   for step, child in steps])
+
+
+def _rebuilt(value, steps: list, new: list):
+    """`value` with its children (`steps`) replaced by `new`: itself where none changed."""
+    new_children = list(zip((step for step, _ in steps), new))
     if all(new is old for (_, new), (_, old) in zip(new_children, steps)):
         return value
     if isinstance(value, tuple) and hasattr(value, "_fields"):
@@ -271,6 +331,8 @@ def describe_leaf(path: tuple, value) -> Leaf:
         return Leaf(path, STATIC, value=value)
     if kind == GENERATOR:
         return Leaf(path, GENERATOR, type=type(value))
+    if isinstance(value, Rows):
+        return Leaf(path, kind, value.array.shape, value.array.dtype, type=Rows)
     scalar = not is_array(value)
     return Leaf(path, kind, np.shape(value) if not scalar else (),
                 np.asarray(value).dtype if scalar else value.dtype, scalar, type=type(value))

@@ -358,6 +358,30 @@ def _concatenate(facts, arrays, axis=0, **kwargs):
     return tuple(total if i == axis else d for i, d in enumerate(shapes[0]))
 
 
+def _converted(facts, a, dtype=None, *, copy=True, order="K", ndmin=0, like=None, **kwargs):
+    """np.array(x), np.asarray(x) of one array: its dims (a list is made of its items)."""
+    if _op_of(a) is None or ndmin > len(dims_of_value(a)) or like is not None or kwargs:
+        raise _NoRule
+    return dims_of_value(a)
+
+
+def _moveaxis(facts, a, source, destination):
+    """np.moveaxis, np.swapaxes: the axes rearranged."""
+    dims = list(dims_of_value(a))
+    if not all(isinstance(axis, int) for axis in (source, destination)):
+        raise _NoRule
+    dims.insert(destination % len(dims), dims.pop(source % len(dims)))
+    return tuple(dims)
+
+
+def _swapaxes(facts, a, axis1, axis2):
+    dims = list(dims_of_value(a))
+    if not all(isinstance(axis, int) for axis in (axis1, axis2)):
+        raise _NoRule
+    dims[axis1], dims[axis2] = dims[axis2], dims[axis1]
+    return tuple(dims)
+
+
 def _stack(facts, arrays, axis=0, **kwargs):
     if kwargs or not isinstance(arrays, (list, tuple)):
         raise _NoRule
@@ -584,7 +608,9 @@ def _table() -> dict:
         np.broadcast_to: _broadcast_to, np.expand_dims: _expand_dims,
         np.concatenate: _concatenate, np.stack: _stack, np.where: _where, np.clip: _clip,
         np.outer: _outer, operator.getitem: _getitem, primitives.astype: _same, np.copy: _same,
-        primitives.stop_gradient: _same,
+        primitives.stop_gradient: _same, np.array: _converted, np.asarray: _converted,
+        np.asanyarray: _converted, np.ascontiguousarray: _converted, np.moveaxis: _moveaxis,
+        np.swapaxes: _swapaxes,
         primitives.dimension: lambda facts, d: (),
         primitives.index_update: _index_store, primitives.index_add: _index_store,
     })

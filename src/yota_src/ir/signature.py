@@ -17,6 +17,7 @@ from yota_src.core.values import (
     GENERATOR,
     STATIC,
     Leaf,
+    Rows,
     children,
     describe_dtype,
     describe_leaf,
@@ -50,13 +51,17 @@ class Signature:
     def of(cls, function_name: str, params: list[str], args: tuple, **info) -> Signature:
         key = signature_key(args)  # first: it refuses arguments that contain themselves
         leaves = [[describe_leaf(p, v) for p, v in flatten(arg)] for arg in args]
-        structs = [kind_of(arg) == "struct" for arg in args]
+        structs = [kind_of(arg) == "struct" or isinstance(arg, Rows) for arg in args]
         containers = [node for i, arg in enumerate(args) for node in _layouts(i, arg)]
         return cls(function_name, params, leaves, structs, containers=containers, key=key,
                    **info)
 
     def leaf_expression(self, index: int, path: tuple) -> str:
         return path_expression(self.params[index], path)
+
+    def stacked(self, index: int, path: tuple) -> bool:
+        """Whether the leaf is a list read as the rows of one array (values.Rows)."""
+        return any(leaf.path == path and leaf.type is Rows for leaf in self.leaves[index])
 
     def dropping_last(self) -> Signature:
         """This signature without its last positional parameter."""
@@ -77,6 +82,10 @@ class Signature:
             containers=[*self.containers, *_layouts(index, arg)],
             key=(self.key, signature_key((arg,))))
 
+    def describe_leaf(self, index: int, leaf: Leaf, shapes=None) -> str:
+        """What a Rows leaf is specialised to: `list of L float64 (N,) arrays`."""
+        return _rows_text(leaf, shapes(index, leaf.path, leaf.shape) if shapes else None)
+
     def describe(self, free_counts: frozenset = frozenset(), shapes=None) -> str:
         """Each leaf and what it is specialised to; an argument in
         `free_counts` has a trip count read from it at run time: any int will
@@ -91,8 +100,20 @@ class Signature:
                 if shapes is not None and not free and leaf.shape and not leaf.scalar \
                         and leaf.kind != STATIC and leaf.kind != GENERATOR:
                     what = f"{describe_dtype(leaf.dtype)} {shapes(i, leaf.path, leaf.shape)}"
+                if leaf.type is Rows:
+                    what = self.describe_leaf(i, leaf, shapes)
                 parts.append(f"{self.leaf_expression(i, leaf.path)} {what}")
         return "; ".join(parts)
+
+
+def _rows_text(leaf: Leaf, shape: str | None) -> str:
+    """`list of L float64 (N,) arrays`, from the stack's shape spelled `(L, N)`."""
+    if shape is None:
+        count, rest = str(leaf.shape[0]), str(leaf.shape[1:])
+    else:
+        count, _, rest = shape[1:-1].rstrip(",").partition(", ")
+        rest = f"({rest},)" if rest and "," not in rest else f"({rest})"
+    return f"list of {count} {describe_dtype(leaf.dtype)} {rest} arrays"
 
 
 @dataclass(frozen=True)
@@ -137,6 +158,8 @@ def signature_key(args: tuple, shapes: bool = True):
 
 
 def _key(value, shapes: bool = True):
+    if isinstance(value, Rows):
+        return (list, _key(value.array, shapes))
     if is_array(value):
         return (type(value), value.shape if shapes else value.ndim, value.dtype)
     kind = kind_of(value)

@@ -425,6 +425,8 @@ class Tape:
         for op in self.ops:
             if isinstance(op, Input):
                 values[op] = get_path(args[op.index], op.path)
+                if self.signature.stacked(op.index, op.path):  # a list read as one array
+                    values[op] = np.stack(values[op])
             elif isinstance(op, Const):
                 values[op] = op.value
             elif isinstance(op, Call):

@@ -34,6 +34,19 @@ def eliminate_dead_code(tape: Tape) -> Tape:
     return tape.replace(ops=ops, n_forward=n_forward, labels=labels, origins=origins)
 
 
+def without_unread(tape: Tape, candidates: set) -> Tape:
+    """The tape without those of `candidates` nothing reads (a list
+    argument's items, read eagerly while tracing: tracing/row_lists.py), so
+    that the passes before dead code is eliminated do not walk them."""
+    if not candidates:
+        return tape
+    read = {operand for op in tape.ops for operand in operands(op)}
+    read.update(iter_refs(tape.output))
+    gone = candidates - read
+    return tape.replace(ops=[op for op in tape.ops if op not in gone],
+                        n_forward=sum(1 for op in tape.ops[: tape.n_forward] if op not in gone))
+
+
 def drop_unread_stacks(tape: Tape) -> Tape:
     """A loop stacks only the values something after it reads. Stacks for
     the names a body binds (Python keeps a loop's last `a` after it) are made

@@ -19,6 +19,7 @@ from yota_src.ir.dims import Count, Dim, pinned
 from yota_src.tracing.array_methods import ArrayMethod
 from yota_src.tracing.counts import Position
 from yota_src.tracing.ownership import inlinable
+from yota_src.tracing.row_lists import RowList, as_rows, row_list
 from yota_src.tracing.traced import Traced, give_name, has_traced
 
 SEQUENCES = (list, tuple, str, range)  # indexed by position: a traced index is an int
@@ -38,6 +39,8 @@ class Access:
         any object (a method, a class constant), since the class is outside."""
         if isinstance(obj, Traced):
             return self.traced_attribute(obj, name, node, frame)
+        if isinstance(obj, RowList) and not hasattr(list, name):  # as the caller's list
+            raise AttributeError(f"'list' object has no attribute {name!r}")
         unroller = self.unroller
         frozen = distributions.mirror(obj)  # a global prior = norm(0, 1): prior.logpdf(x)
         if frozen is not None and callable(getattr(obj, name, None)):
@@ -100,6 +103,11 @@ class Access:
 
     def subscript(self, obj, index, node, frame):
         unroller = self.unroller
+        if isinstance(obj, RowList):  # a list argument read as one array: its rows
+            if isinstance(index, slice):
+                return row_list(unroller, self.subscript(obj.rows, index, node, frame))
+            if isinstance(index, (int, np.integer, Dim)) and not isinstance(index, bool):
+                return self.subscript(obj.rows, index, node, frame)
         if isinstance(obj, Traced):
             if isinstance(obj.value, (tuple, list)):
                 index = unroller.decisions.concretize(index, operator.index, node, frame)
@@ -157,6 +165,7 @@ class Access:
         only as far as it is consumed (a `for` loop's body runs in between),
         and a traced array's row is read in the iteration that uses it
         (`header`: a loop whose count may be the array's length)."""
+        value = as_rows(value)
         if isinstance(value, Traced):
             if isinstance(value.value, (str, bytes)):  # its length is data
                 count = self.unroller.decisions.concretize(value, len, node, frame)

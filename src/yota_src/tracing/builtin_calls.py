@@ -19,11 +19,12 @@ from yota_src.errors import UnsupportedSyntaxError
 from yota_src.ir import contexts
 from yota_src.ir.dims import Dim, pinned
 from yota_src.tracing import counts
+from yota_src.tracing.row_lists import RowList, as_rows, pin_all, refuse_identity
 from yota_src.tracing.traced import Traced, has_traced, is_static, values_of
 
 
 def _len(unroller, args, kwargs, node, frame):
-    (value,) = args
+    value = as_rows(*args)
     if isinstance(value, Traced) and isinstance(value.value, (str, bytes)):
         # its length is data
         return unroller.decisions.concretize(value, len, _argument(node), frame)
@@ -56,6 +57,11 @@ def _range(unroller, args, kwargs, node, frame):
 
 def _int(unroller, args, kwargs, node, frame):
     return unroller.decisions.concretize(args[0], int, _argument(node), frame) if args else 0
+
+
+def _id(unroller, args, kwargs, node, frame):
+    refuse_identity(*args)
+    return id(*args)
 
 
 def _bool(unroller, args, kwargs, node, frame):
@@ -253,6 +259,11 @@ def _holding(cls):
 
 def _static_info(fn):
     def handler(unroller, args, kwargs, node, frame):
+        if fn is type and len(args) == 1 and isinstance(args[0], RowList):
+            return list  # (a list argument read as one array, as the caller's list)
+        args = tuple(as_rows(a) if isinstance(a, RowList) and len(a.rows.value) else a
+                     for a in args)  # (an empty list has no rows: its shape is (0,))
+        pin_all((args, kwargs))
         if fn in (np.shape, np.size) and args:
             unroller.access.read_length(args[0])
             dims = args[0].op.dims if isinstance(args[0], Traced) else None
@@ -274,7 +285,7 @@ def _numbers(args: tuple) -> tuple:
 
 
 _BUILTINS = {
-    len: _len, range: _range, int: _int, bool: _bool, isinstance: _isinstance, sum: _sum,
+    len: _len, id: _id, range: _range, int: _int, bool: _bool, isinstance: _isinstance, sum: _sum,
     getattr: _getattr, hasattr: _hasattr, float: _text_to_number(float),
     complex: _text_to_number(complex),
     super: _super, next: _changing_first(next), setattr: _changing_first(setattr),

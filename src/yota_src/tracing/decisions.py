@@ -9,6 +9,7 @@ import operator
 
 from yota_src.core import operators, primitives
 from yota_src.ir.tape import Call, Const, Input, Op
+from yota_src.tracing.row_lists import refuse_identity
 from yota_src.tracing.source import node_text
 from yota_src.tracing.traced import Traced
 
@@ -73,6 +74,7 @@ class Decisions:
         whether their example values are one object, as in Python (so
         `np.asarray(x) is x`). Two arguments, or an argument and an array from
         outside, may be one object at one call and not the next: that is guarded."""
+        refuse_identity(left, right)
         value = lambda v: v.value if isinstance(v, Traced) else v  # noqa: E731
         same = value(left) is value(right)
         if isinstance(left, Traced) and isinstance(right, Traced) and left.op is not right.op \

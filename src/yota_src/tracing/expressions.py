@@ -14,6 +14,7 @@ from yota_src.errors import Location
 from yota_src.ir.dims import Dim
 from yota_src.tracing.generators import UnrolledGenerator
 from yota_src.tracing.ownership import holds_traced
+from yota_src.tracing.row_lists import as_rows
 from yota_src.tracing.source import node_text
 from yota_src.tracing.traced import Traced, has_traced
 
@@ -48,7 +49,7 @@ class Expressions:
     def eval_Subscript(self, node, frame):
         unroller = self.unroller
         container = self.eval(node.value, frame)
-        if isinstance(container, Traced) or not unroller.index_nodes:
+        if isinstance(as_rows(container), Traced) or not unroller.index_nodes:
             return unroller.access.subscript(container, self.index(container, node, frame),
                                              node, frame)
         # `coeffs[t]`: the counter is used
@@ -63,7 +64,8 @@ class Expressions:
         """The index of `container[...]` (read or written): of a traced
         array, its slices keep sizes as bounds (`eval_Slice`)."""
         unroller = self.unroller
-        saved, unroller.sized_slices = unroller.sized_slices, isinstance(container, Traced)
+        saved, unroller.sized_slices = unroller.sized_slices, isinstance(as_rows(container),
+                                                                          Traced)
         try:
             return self.eval(node.slice, frame)
         finally:

@@ -55,6 +55,7 @@ from yota_src.tracing.outside_reads import NoOutsideReads, OutsideReads
 from yota_src.tracing.ownership import user_kernel
 from yota_src.tracing.random_draws import random_state
 from yota_src.tracing.recorder import Recorder
+from yota_src.tracing.row_lists import RowList, arrays_for, pin_all
 from yota_src.tracing.source import node_text
 from yota_src.tracing.statements import Statements
 from yota_src.tracing.traced import Traced, has_traced, traced_in, values_of
@@ -229,6 +230,7 @@ class Unroller:
         that may be traced: the decisions it takes are guarded and named after
         `node`."""
         saved, self.native = self.native, (node, frame)
+        pin_all((args, kwargs, getattr(fn, "__self__", None)))
         if self.dims is not None:
             args, kwargs = pinned((args, kwargs))  # sizes it could do anything with
             owner = getattr(fn, "__self__", None)
@@ -272,6 +274,11 @@ class Unroller:
                 f"a call of a {type(fn).__name__} object", self.loc,
                 hint="Generated code can call functions, not objects such as np.poly1d: "
                      "call the function it stands for (np.polyval(coefficients, x)).") from None
+        if any(isinstance(a, RowList) for a in (*args, *kwargs.values())):
+            made = arrays_for(self, fn, args, kwargs)
+            if isinstance(made, Traced):
+                return made
+            args, kwargs = made
         if kwargs.get("out") is not None:
             return self.writes.into(fn, args, kwargs)
         if isinstance(fn, np.ufunc) and kwargs.get("where", True) is not True:

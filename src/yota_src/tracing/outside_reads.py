@@ -22,6 +22,7 @@ from yota_src.errors import MutationError
 from yota_src.ir.specialisation import MISSING, dependency, describe, is_plain_data, snapshot
 from yota_src.tracing.frames import BUILTIN, GLOBAL
 from yota_src.tracing.ownership import OPAQUE_PACKAGES, module_of, outside_by_nature
+from yota_src.tracing.row_lists import RowList
 from yota_src.tracing.traced import Traced, has_traced
 
 
@@ -188,7 +189,7 @@ class OutsideReads:
     def depend_on_absence(self, obj, name: str) -> None:
         """An attribute found missing on an outside object (getattr with a
         default, hasattr): setting it later must retrace."""
-        if isinstance(obj, Traced):
+        if isinstance(obj, (Traced, RowList)):  # (a list has no attributes set on it)
             return
         if id(obj) in self.watched or id(obj) in self.held or outside_by_nature(obj):
             self.depend(("attr", id(obj), name), f"attribute {name} of {describe(obj)}",
@@ -226,7 +227,7 @@ class OutsideReads:
             return
         self.held[id(structure)] = structure
         self.held_paths[id(structure)] = path
-        if kind_of(structure) == "struct":
+        if kind_of(structure) == "struct" and not isinstance(structure, RowList):  # (rows)
             for step, child in children(structure):
                 self.hold(child, path + (step,))
         elif _watched(structure):

@@ -12,6 +12,8 @@ expression each input was read by, for messages.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from yota_src.core import nested, primitives
@@ -39,6 +41,8 @@ class Recorder:
         self.lifted: dict[int, Traced] = {}  # arrays from outside, by id
         self.input_names: dict[Op, str] = {}  # each input's expression, for messages
         self.views = None  # views.Views: which arrays look into which, set by the interpreter
+        self.row_ops: set[Op] = set()  # a list argument's items, read eagerly (`rows`)
+        self.stacks: set[Op] = set()  # the inputs such lists are the rows of (row_lists.py)
 
     def input(self, index: int, path: tuple, value, name: str = "an argument") -> Traced:
         op = Input(index, path, *shape_and_dtype(value), scalar=not is_array(value))
@@ -114,6 +118,23 @@ class Recorder:
             self.views.note(result, fn, args, kwargs)
         return result
 
+
+    def rows(self, array: Traced) -> list[Traced]:
+        """`array[0]`, `array[1]`, ...: each row read, as `record` would record
+        it, without deciding that the length is above each index (a list
+        argument's items, tracing/row_lists.py)."""
+        dims = array.op.dims[1:] if array.op.dims is not None else None
+        shape, dtype = array.op.shape[1:], array.op.dtype
+        made = []
+        for i, value in enumerate(array.value):
+            op = Call(operator.getitem, (array.op, i), {}, shape, dtype, None, array.op.depends)
+            op.dims = dims
+            self.ops.append(op)
+            self.row_ops.add(op)
+            if self.keep_values:
+                self.values[op] = value
+            made.append(Traced(op, value, self.interpreter))  # a write refused (writes.py)
+        return made
 
     def dimension(self, dim: Dim) -> Traced:
         """A dimension used as a number (`1 / n`): a traced int the code

@@ -22,6 +22,7 @@ from yota_src.ir.dims import Dim
 from yota_src.tracing import counts, rolling
 from yota_src.tracing.frames import Break, Continue, Return
 from yota_src.tracing.ownership import user_instance
+from yota_src.tracing.row_lists import as_rows
 from yota_src.tracing.source import node_text
 from yota_src.tracing.traced import Traced, give_name
 
@@ -188,7 +189,7 @@ class Statements:
                 self.unroller.index_nodes |= counts.index_positions(stmt.body, counter)
             items = together.items(self.unroller.access, stmt.iter, frame, use)
         else:
-            iterable = together if together is not None else self.eval(stmt.iter, frame)
+            iterable = together if together is not None else as_rows(self.eval(stmt.iter, frame))
             count = self.sized_count(iterable)
             if isinstance(iterable, counts.SizedRange):  # range(T): T may be read at run time
                 iterable = iterable.example
@@ -275,11 +276,12 @@ class Statements:
         enumerates = called is enumerate
         if called not in (enumerate, zip) or enumerates and len(node.args) != 1:
             return None
-        parts = [self.eval(arg, frame) for arg in node.args]
+        given = [self.eval(arg, frame) for arg in node.args]
+        parts = [as_rows(part) for part in given]  # a list argument read as one array: its stack
         lengths = [self.rows_size(part) for part in parts]
         if any(length is None for length in lengths) \
                 or len({length.value for length in lengths}) != 1:
-            return self.unroller.calls.call(called, parts, {}, node, frame)
+            return self.unroller.calls.call(called, given, {}, node, frame)
         for other in lengths[1:]:  # zip stops at the shortest: equal lengths, checked
             self.unroller.dims.require(lengths[0], operator.eq, other,
                                        self.unroller.location_of(stmt, frame))

@@ -15,6 +15,7 @@ from yota_src.core.values import ATTR
 from yota_src.errors import MutationError
 from yota_src.ir.dims import plain
 from yota_src.ir.tape import Call, Const, Input
+from yota_src.tracing.row_lists import NotStacked, a_row
 from yota_src.tracing.source import node_text
 from yota_src.tracing.traced import Traced, has_traced, traced_in, values_of
 
@@ -54,6 +55,8 @@ class Writes:
                 "in-place change of an object passed in that the arguments hold twice", where,
                 hint="The generated code repeats a write into an argument at one place: pass "
                      "the object once, or return the new value instead.")
+        if a_row(value):  # the generated code would store a row of its stack
+            raise NotStacked("an item of a list argument read as one array is stored")
         if not (isinstance(value, Traced) or _spelled_as_literal(value)) \
                 or not _spelled_as_literal(step[1]):
             raise MutationError(
@@ -120,6 +123,8 @@ class Writes:
             root, changed = views.write_through(target, new, where)
             self.mutate(root, changed, node, frame)
             return
+        if target.op in self.unroller.recorder.row_ops:  # the caller's array in a list
+            raise NotStacked("an item of a list argument read as one array is changed")
         if isinstance(target.op, Const):
             raise self.unroller.outside_reads.outside_write(node, frame)
         if isinstance(target.op, Input):
