@@ -198,13 +198,6 @@ def last_by_identity(W, xs):
     return 0.0
 
 
-def first_by_id(W, xs):
-    total = 0.0
-    for x in xs:
-        total = total + np.sum(np.tanh(W @ x)) * (2.0 if id(x) == id(xs[0]) else 1.0)
-    return total
-
-
 def class_of(W, xs):
     scale = 1.0 if xs.__class__ is list and not hasattr(xs, "rows") else 3.0
     return scale * np.sum(np.stack(xs) @ W)
@@ -228,3 +221,12 @@ def masks(x, ms):
 def stores_an_item(d, w):
     d["last"] = d["Ws"][-1]
     return np.sum(d["Ws"][0] @ w)
+
+
+def written_through_one_read_through_other(xs, zs):
+    xs[0] = xs[0] * 2
+    return np.sum(zs[0] ** 2)
+
+
+def ids_compared(x, y):
+    return np.sum(x) * (2.0 if id(x) == id(y) else 1.0)

@@ -172,7 +172,7 @@ def square(rng, n):
 
 @pytest.mark.parametrize("f", [h.length_by_shape, h.length_of_copy, h.length_of_joined,
                                h.length_by_counting, h.length_of_vstack, h.length_through_map,
-                               h.last_by_identity, h.first_by_id, h.class_of],
+                               h.last_by_identity, h.class_of],
                          ids=lambda f: f.__name__)
 def test_the_length_or_an_item_read_as_python_reads_them(f):
     """Every way Python reads the number of items (or asks an item's

@@ -19,6 +19,8 @@ wrong at another size.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from yota_src.core.values import Rows, is_array, rebuild, with_rows
@@ -48,7 +50,8 @@ def probe_arguments(args: tuple, facts: DimFacts, apart: bool = False,
     as `4 * H` columns), where adding to each size breaks them. `rows`: a list
     of arrays alike is one leaf, the rows of one array (values.Rows), whose
     length is a size like the others."""
-    free = facts.free()
+    derived = _derived(facts)
+    free = [symbol for symbol in facts.free() if symbol not in derived]
     values = [facts.values[symbol] for symbol in free]
     long = [index for index in counts if index < len(args) and type(args[index]) is int
             and args[index] > LARGE]
@@ -78,6 +81,12 @@ def probe_arguments(args: tuple, facts: DimFacts, apart: bool = False,
         taken.add(size)
         least = size + 1
 
+    for symbol, terms in derived.items():  # in the order decided: each from those before
+        sizes[symbol] = sum(c * _product(sizes.get(s, facts.values[s]) for s in key)
+                            for key, c in terms.items())
+        if sizes[symbol] < 0:
+            return None
+
     def resized(index: int):
         def leaf(path, value):
             if isinstance(value, Rows):
@@ -95,3 +104,34 @@ def probe_arguments(args: tuple, facts: DimFacts, apart: bool = False,
     return tuple(LARGE if small and index in long else
                  rebuild(with_rows(arg) if rows else arg, resized(index))
                  for index, arg in enumerate(args))
+
+
+def _derived(facts: DimFacts) -> dict:
+    """Sizes the code checks equal to an expression of others (`W.shape[0] ==
+    D + H + 1`, a weight for a join): {symbol: the expression's terms}. A
+    probe computes them from the sizes it chooses, as a caller's arguments
+    would have them, rather than choosing them apart."""
+    derived: dict = {}
+    for decision in facts.decisions:
+        if decision.op is not operator.eq or not decision.truth:
+            continue
+        difference = dict(facts.terms(decision.left))
+        for key, c in facts.terms(decision.right).items():
+            difference[key] = difference.get(key, 0) - c
+        difference = {key: c for key, c in difference.items() if c}
+        alone = [key[0] for key, c in difference.items() if len(key) == 1 and c in (1, -1)
+                 and key[0] not in derived and isinstance(key[0], Symbol)
+                 and sum(key[0] in other for other in difference) == 1]
+        if not alone:
+            continue
+        symbol = alone[-1]  # (the later made: a weight's size, from the data's)
+        sign = difference[(symbol,)]
+        derived[symbol] = {key: -c * sign for key, c in difference.items() if key != (symbol,)}
+    return derived
+
+
+def _product(values) -> int:
+    result = 1
+    for value in values:
+        result *= value
+    return result

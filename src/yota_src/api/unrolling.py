@@ -15,7 +15,17 @@ import numpy as np
 from yota_src.api.arguments import check_call, named_positional, parameter_names, refuse_unsupported
 from yota_src.core import registry
 from yota_src.core.primitives import display_name
-from yota_src.core.values import DATA, DIFF, GENERATOR, Rows, kind_of, rebuild, with_rows
+from yota_src.core.values import (
+    DATA,
+    DIFF,
+    GENERATOR,
+    Rows,
+    children,
+    get_path,
+    kind_of,
+    rebuild,
+    with_rows,
+)
 from yota_src.errors import SourceUnavailableError
 from yota_src.ir.dims import DimFacts
 from yota_src.ir.signature import Signature, signature_key
@@ -127,4 +137,23 @@ def _traced_arguments(unroller: Unroller, plain: Callable, args: tuple,
     unroller.lengths = {value.op: (i, counts.Use()) for i, value in enumerate(traced[:named])
                         if isinstance(value, Traced) and np.ndim(value.value) >= 1}
     unroller.outside_reads.hold(traced)
+    for paths in _reached_twice(args):  # each path's copy: a write into one is seen by the
+        for index, path in paths:       # other in a call, not in the copies: refused
+            unroller.outside_reads.aliased.add(id(get_path(traced[index], path)))
     return traced
+
+
+def _reached_twice(args: tuple) -> list[list]:
+    """The (index, path)s of each container the arguments reach by two paths or more."""
+    found: dict[int, list] = {}
+
+    def walk(index, value, path):
+        if kind_of(value) != "struct" or isinstance(value, Rows):
+            return
+        found.setdefault(id(value), []).append((index, path))
+        if len(found[id(value)]) == 1:
+            for step, child in children(value):
+                walk(index, child, path + (step,))
+    for index, arg in enumerate(args):
+        walk(index, arg, ())
+    return [paths for paths in found.values() if len(paths) > 1]

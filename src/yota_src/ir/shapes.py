@@ -71,7 +71,7 @@ def result_dims(fn, args: tuple, kwargs: dict, shape: tuple | None,
     if rule is not None and shape is not None:
         try:
             dims = rule(facts, *args, **kwargs)
-        except _NoRule:
+        except (_NoRule, TypeError):  # (a call the rule's parameters do not take)
             dims = None
     if dims is not None:
         dims = tuple(dims)
@@ -100,6 +100,18 @@ def infer_dims(op: Op, facts: DimFacts | None) -> tuple | None:
 
 class _NoRule(Exception):
     """The rule does not cover this call: its dimensions are pinned."""
+
+
+NoRule = _NoRule  # (for the rules of library_shapes.py)
+_RULES: dict = {}  # rules added by other modules (library_shapes.py)
+_BY_NAME: dict = {}  # the same for functions of optional libraries, by display name
+
+
+def add_rules(rules: dict, by_name: dict | None = None) -> None:
+    """Rules for more primitives, each `rule(facts, *args, **kwargs) -> dims`;
+    `by_name`: for functions of SciPy, which the core does not import."""
+    _RULES.update(rules)
+    _BY_NAME.update(by_name or {})
 
 
 def _symbolic(value) -> bool:
@@ -347,7 +359,13 @@ def _expand_dims(facts, a, axis):
 def _concatenate(facts, arrays, axis=0, **kwargs):
     if kwargs or axis is None or not isinstance(arrays, (list, tuple)):
         raise _NoRule
-    shapes = [dims_of_value(a) for a in arrays]
+    return concatenated(facts, [dims_of_value(a) for a in arrays], axis)
+
+
+def concatenated(facts, shapes: list, axis: int) -> tuple:
+    """The dims of arrays of these dims joined along `axis`."""
+    if any(len(shape) != len(shapes[0]) for shape in shapes):
+        raise _NoRule
     rank = len(shapes[0])
     axis %= rank
     for position in range(rank):
@@ -551,6 +569,8 @@ def _slice_size(facts, size, item: slice):
     if not (isinstance(size, Dim) or any(isinstance(v, Dim) for v in
                                          (item.start, item.stop, item.step))):
         return len(range(*item.indices(size)))
+    if item.step == -1 and item.start is None and item.stop is None:
+        return size  # `x[::-1]`: every element, backwards
     if item.step not in (None, 1):
         raise _NoRule
     start = _bound(facts, size, item.start, 0)
@@ -621,8 +641,11 @@ def _rule(fn):
     if isinstance(fn, np.ufunc) and fn.nout == 1:
         return _elementwise
     try:
-        return _table().get(fn)
+        rule = _table().get(fn) or _RULES.get(fn)
     except TypeError:
         return None
+    if rule is None and str(getattr(fn, "__module__", None)).startswith("scipy"):
+        rule = _BY_NAME.get(primitives.display_name(fn))
+    return rule
 
 

@@ -60,7 +60,13 @@ def _int(unroller, args, kwargs, node, frame):
 
 
 def _id(unroller, args, kwargs, node, frame):
+    """id() of a traced value is refused: each call gets its own arrays, whose
+    ids no guard can compare (`is` is guarded instead)."""
     refuse_identity(*args)
+    if has_traced(args):
+        raise UnsupportedSyntaxError(
+            "id() of a value computed from the arguments", unroller.location_of(node, frame),
+            hint="Compare the values with `is` (checked at each call) instead of their ids.")
     return id(*args)
 
 
@@ -329,9 +335,17 @@ def _fill_diagonal(unroller, args, kwargs, node, frame):
         raise UnsupportedSyntaxError("np.fill_diagonal(wrap=True) or of a non-square n-d array",
                                      unroller.location_of(node, frame),
                                      hint="Store into the diagonal with an index instead.")
-    index = np.diag_indices(min(shape), len(shape))
     if not isinstance(a, Traced):
         raise unroller.outside_reads.outside_write(node, frame)
+    index = np.diag_indices(min(shape), len(shape))
+    dims = a.op.dims
+    if dims is not None and any(isinstance(d, Dim) for d in dims):  # sizes read at run time
+        n = dims[0] if len(dims) != 2 or unroller.dims.decide(dims[0], operator.le, dims[1]) \
+            else dims[1]
+        for d in dims[1:] if len(dims) > 2 else ():
+            unroller.dims.decide(d, operator.eq, n)
+        positions = unroller.primitive(np.arange, (n,), {})
+        index = (positions,) * len(dims)
     unroller.writes.store(a, index, value, node, frame)
 
 

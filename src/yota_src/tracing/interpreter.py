@@ -78,6 +78,9 @@ SHAPED_BY_INDEX_SHAPES = {operator.getitem, np.take, np.take_along_axis, np.choo
 # Primitives that read an integer array as counts or as a shape.
 READS_COUNTS = {np.repeat, np.tile, np.reshape, np.resize, np.broadcast_to, np.full, np.zeros,
                 np.ones, np.empty, np.pad, np.split, np.array_split, np.linspace, np.eye}
+# of those, the ones whose first argument is the array rearranged (its values are no counts)
+_ARRAY_FIRST = {np.repeat, np.tile, np.reshape, np.resize, np.broadcast_to, np.pad, np.split,
+                np.array_split}
 
 
 class Unroller:
@@ -446,8 +449,9 @@ def _shape_may_follow_data(fn, args, kwargs) -> bool:
     if isinstance(fn, np.ufunc) or fn in operators.SYMBOLS \
             or fn in SHAPED_BY_INDEX_SHAPES:
         return False
+    counts = (args[1:], kwargs) if fn in _ARRAY_FIRST else (args, kwargs)
     return any(t.op.depends and t.op.dtype is not None and not t.op.differentiable
-               and (t.op.shape == () or fn in READS_COUNTS) for t in traced_in((args, kwargs)))
+               and (t.op.shape == () or fn in READS_COUNTS) for t in traced_in(counts))
 
 
 def _add_note(error: Exception, loc: Location | None) -> None:

@@ -257,7 +257,8 @@ def _unique_whatever_the_data(index) -> bool:
     except ValueError:
         return False
     fixed = [np.asarray(values_of(item)) for item in arrays  # np.arange(n): not from the data
-             if not isinstance(item, Traced) or not item.op.depends]
+             if not isinstance(item, Traced) or not item.op.depends
+             or getattr(item.op, "fn", None) is np.arange]  # (of a size: distinct too)
     return any(np.issubdtype(item.dtype, np.integer) and item.shape == shape
                and np.unique(item).size == item.size for item in fixed)
 
