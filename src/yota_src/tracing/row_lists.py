@@ -8,12 +8,13 @@ loop, `zip` and `enumerate` go over its rows (and roll with a count read at
 run time), `len` is a size, `xs[t]` and `xs[-1]` index the stack and
 `xs[a:b]` slices it, and NumPy takes the stack where it would convert the
 list to an array anyway (`np.sum(xs, axis=0)`, `W @ xs`, `np.stack(xs)`).
-Anything else reads the rows one by one, as many as the example has: the
-module made at another length then reads otherwise, and `build` makes it
-for the example's length (api/sizes.py). A change to the list (`append`,
-`xs[0] = v`) raises NotStacked, and the trace is made again with each of
-the list's arrays a leaf of its own, where writes into arguments are
-replayed.
+Anything else that reads the list itself (Python's own iteration,
+`len(list(xs))`, `xs + ys`, `np.vstack(xs)`) pins its length: the module is
+made for the example's length. A change to the list or to one of its arrays
+(`append`, `xs[0] = v`, `xs[0] += 1`), an item stored into an argument, or
+an item's identity (`x is xs[-1]`) raises NotStacked, and the trace is made
+again with each of the list's arrays a leaf of its own, as the caller's
+arrays are objects apart (api/pipeline.py).
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ from yota_src.tracing.traced import Traced
 
 
 class NotStacked(YotaError):
-    """The function changes a list argument read as one array: it is traced
-    again with the list's arrays as leaves of their own."""
+    """The function needs a list argument's arrays as objects apart (it changes
+    them, stores one, asks one's identity): it is traced again with them as
+    leaves of their own."""
 
 
 class RowList(list):
@@ -135,7 +137,7 @@ def arrays_for(unroller, fn, args: tuple, kwargs: dict):
     `np.stack(xs)`, the traced result itself (a Traced)."""
     lists = [value for value in (*args, *kwargs.values()) if isinstance(value, RowList)]
     if fn in _SEQUENCES or fn is np.stack and not (
-            lists[0] is args[0] and set(kwargs) <= {"axis"} and len(args) <= 2) \
+            args and lists[0] is args[0] and set(kwargs) <= {"axis"} and len(args) <= 2) \
             or fn in operators.SYMBOLS and not all(map(_array_operand, args)) \
             or not all(map(_some_rows, lists)):  # NumPy makes an empty list no rows
         for each in lists:  # its items, one by one: `xs + ys` joins lists
