@@ -57,8 +57,9 @@ def library_of(params: list[str], args: tuple) -> str:
             if not is_array(leaf):
                 continue
             library = CUPY if device_module(leaf) is not None else NUMPY
-            name = params[index] if index < len(params) else f"argument {index}"
-            first.setdefault(library, path_expression(name, path))
+            if library not in first:  # (named once: a list of 10,000 arrays is 10,000 leaves)
+                name = params[index] if index < len(params) else f"argument {index}"
+                first[library] = path_expression(name, path)
     if len(first) > 1:
         raise MixedArrayLibraries(
             f"{first[CUPY]} is a CuPy array and {first[NUMPY]} a NumPy array: the generated "
