@@ -265,12 +265,14 @@ def diagonal_back(dy, a, offset, axis1, axis2):
     return np.moveaxis(moved, (ndim - 2, ndim - 1), (axis1, axis2))
 
 
-def full_index(indices, axis):
-    """An advanced index that reads like take_along_axis(a, indices, axis)."""
-    ndim = np.ndim(indices)
+def full_index(indices, axis, shape):
+    """An advanced index that reads like take_along_axis(a, indices, axis) of
+    an `a` of this shape: the other axes run over a's own positions (one
+    where a has 1, which the indices' broadcasting stretches)."""
+    ndim = len(shape)
     axis = axis % ndim
     grids = [np.reshape(np.arange(n), tuple(n if j == i else 1 for j in range(ndim)))
-             for i, n in enumerate(np.shape(indices))]
+             for i, n in enumerate(shape)]
     return tuple(indices if i == axis else grids[i] for i in range(ndim))
 
 

@@ -425,7 +425,14 @@ def take(dy, y, a, indices, axis=None):
 
 @adjoint(np.take_along_axis)
 def take_along_axis(dy, y, arr, indices, axis):
-    darr = primitives.index_add(zeros_like_input(arr), full_index(indices, axis), dy)
+    """Each read element gets its gradient back, summed where read twice or
+    where the indices stretched an axis of 1; `axis=None` reads the flat array."""
+    if axis is None:
+        flat = primitives.index_add(np.zeros(np.size(arr), np.result_type(arr)), indices, dy)
+        darr = np.reshape(flat, np.shape(arr))
+    else:
+        darr = primitives.index_add(zeros_like_input(arr),
+                                    full_index(indices, axis, np.shape(arr)), dy)
 
 
 @adjoint(np.sort)

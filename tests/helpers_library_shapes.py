@@ -82,3 +82,8 @@ def diagonal_filled(A):
     C = A.T @ A
     np.fill_diagonal(C, 1.0)
     return np.sum(B ** 2) + np.sum(C * 0.5)
+
+
+def t_and_gamma(x, a):
+    return np.sum(scipy.stats.t.logpdf(x, 3.0, a)) \
+        + np.sum(scipy.stats.gamma.logpdf(x * x + 1.0, 2.0))

@@ -423,6 +423,22 @@ def test_take_and_take_along_axis_with_repeats():
     ys.check_grad(takes, x, np.array([2, 0, 2]), np.array([[0, 0, 3], [1, 2, 1], [3, 3, 3]]))
 
 
+def taken_along(x, order, axis):
+    return np.sum(np.take_along_axis(x, order, axis=axis) ** 3)
+
+
+@pytest.mark.parametrize("shape, order, axis", [
+    ((3, 4), [[0, 0, 1]], 1),  # the indices stretch the array's rows
+    ((1, 4), [[0, 3, 3], [1, 1, 2]], 1),  # the array's one row is stretched
+    ((3, 1), [[0, 2, 2], [1, 1, 0]], 0),
+    ((3, 4), [0, 5, 5, 11], None),  # the flat array
+])
+def test_take_along_axis_broadcasting_and_flat(shape, order, axis):
+    """Found by a hostile review: the gradient's index ran over the indices'
+    axes, not the array's, and axis=None failed inside the rule."""
+    ys.check_grad(lambda x: taken_along(x, np.array(order), axis), uniform(shape))
+
+
 def builds_arrays(a, b):
     m = np.array([[a[0], b], [a[1] * 2.0, a[0] * b]])
     v = np.asarray([b, b * 2.0, a[1]])

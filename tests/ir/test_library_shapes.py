@@ -29,6 +29,7 @@ CASES = {  # function: arguments at sizes (n, m)
     h.logsumexp: matrices,
     h.solved: lambda rng, n, m: (rng.normal(size=(n, m)), rng.normal(size=n)),
     h.diagonal_filled: matrices,
+    h.t_and_gamma: lambda rng, n, m: (rng.normal(size=(n, m)), rng.uniform(1, 2, size=m)),
     h.densities: lambda rng, n, m: (rng.normal(size=(n, m)), rng.normal(size=m)),
 }
 

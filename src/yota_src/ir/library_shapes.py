@@ -244,10 +244,10 @@ def _elementwise(facts, *args, **kwargs):
 
 def _scipy_rules() -> dict:
     """By name: the core never imports SciPy (its functions are known once used)."""
-    rules = {"scipy.special.logsumexp": _logsumexp, "scipy.linalg.solve": _solve,
-             "scipy.linalg.solve_triangular": _solve}
-    for name in ("norm", "expon", "laplace", "logistic", "cauchy"):
-        for method in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"):
+    rules = {"scipy.special.logsumexp": _logsumexp, "scipy.linalg.solve_triangular": _solve}
+    for name in ("norm", "t", "beta", "gamma", "chi2", "poisson"):  # (their parameters
+        for method in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf",
+                       "logpmf", "pmf"):  # broadcast with x, whatever they are)
             rules[f"scipy.stats.{name}.{method}"] = _elementwise
     return rules
 
