@@ -87,3 +87,10 @@ def diagonal_filled(A):
 def t_and_gamma(x, a):
     return np.sum(scipy.stats.t.logpdf(x, 3.0, a)) \
         + np.sum(scipy.stats.gamma.logpdf(x * x + 1.0, 2.0))
+
+
+def selected_positions(x, w):
+    kept = np.nonzero(x > 0)[0]
+    where = np.where(x < -0.5)[0]
+    flat = np.flatnonzero(np.abs(x) > 1.0)
+    return np.sum(x[kept] ** 2) + np.sum(x[where] * 3.0) + np.sum(w ** 2) + np.sum(x[flat] ** 3)

@@ -72,3 +72,15 @@ def test_draws_sized_by_arguments_serve_other_sizes(f):
         value, dx = df(x)
         np.random.seed(5)
         assert np.isclose(value, f(x))
+
+
+def test_positions_a_mask_selects_are_as_many_as_it_selects():
+    """np.nonzero and np.where of one argument (of a 1-d mask), np.flatnonzero:
+    a count of the data, read at run time (issue 25), so new data with other
+    counts, and other sizes, are served."""
+    rng = np.random.default_rng(13)
+    example = np.array([-1.2, -0.8, 0.3, 1.5, -0.2, 2.0, 0.7, -1.1, 0.1])  # (no count of 1,
+    df = ys.simplegrad(h.selected_positions, example, rng.normal(size=4))  # which broadcasts)
+    assert "_other_path" not in df.source
+    for n, m in ((9, 4), (9, 4), (14, 2), (3, 5)):
+        check(h.selected_positions, df, (rng.normal(size=n), rng.normal(size=m)))

@@ -20,7 +20,15 @@ import numpy as np
 
 from yota_src.core import primitives
 from yota_src.ir.dims import Dim
-from yota_src.ir.shapes import NoRule, add_rules, broadcast, concatenated, dims_of_value
+from yota_src.ir.shapes import (
+    NoRule,
+    add_rules,
+    broadcast,
+    concatenated,
+    dims_of_value,
+    op_of,
+    selected,
+)
 
 
 def _shape(size) -> tuple:
@@ -209,6 +217,14 @@ def _take_along(facts, arr, indices, axis=-1):
     return (*others[:axis], i[axis], *others[axis:])
 
 
+def _flatnonzero(facts, a):
+    """The positions a mask selects: as many as it selects (a Count)."""
+    mask = op_of(a)
+    if mask is None or not mask.shape:
+        raise NoRule
+    return (selected(facts, mask, a),)
+
+
 def _integers(value) -> bool:
     flat = np.ravel(np.asarray(value, dtype=object))
     return all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in flat)
@@ -267,4 +283,5 @@ add_rules({**_LEGACY,
     np.tensordot: _tensordot, np.linalg.norm: _norm, np.sort: _sorted, np.argsort: _sorted,
     np.diff: _diff, np.pad: _pad, np.tril: _triangle, np.triu: _triangle,
     np.linalg.solve: _solve, np.atleast_1d: _at_least(1), np.atleast_2d: _at_least(2),
-    np.atleast_3d: _at_least(3), np.take_along_axis: _take_along}, by_name=_scipy_rules())
+    np.atleast_3d: _at_least(3), np.take_along_axis: _take_along,
+    np.flatnonzero: _flatnonzero}, by_name=_scipy_rules())

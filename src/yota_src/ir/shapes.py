@@ -103,6 +103,7 @@ class _NoRule(Exception):
 
 
 NoRule = _NoRule  # (for the rules of library_shapes.py)
+op_of = _op_of
 _RULES: dict = {}  # rules added by other modules (library_shapes.py)
 _BY_NAME: dict = {}  # the same for functions of optional libraries, by display name
 
@@ -488,17 +489,23 @@ def _masked(facts, dims: tuple, items: tuple) -> tuple:
     after = dims[at + len(mask.shape):]
     after = [_slice_size(facts, size, item) for size, item in zip(after, items[at + 1:])] \
         + list(after[len(items) - at - 1:])
+    return (*before, selected(facts, mask, items[at]), *after)
+
+
+def selected(facts, mask: Op, item) -> Dim:
+    """How many elements `mask` (the op of `item`) selects: a Count, the same
+    for every mask that computes what it computes."""
     key = mask.selects or facts.selections.get(_structure(mask))
     if key is not None and Count(key) in facts.values:  # a mask counted before
         count = facts.count(key, facts.values[Count(key)])
     elif facts.counting:
         key = facts.selections.setdefault(_structure(mask), ("mask", len(facts.selections)))
-        count = facts.count(key, int(np.count_nonzero(mask_value(items[at]))))
+        count = facts.count(key, int(np.count_nonzero(mask_value(item))))
         facts.mask_of[Count(key)] = mask
     else:
         raise _NoRule
     mask.selects = key  # a copy of it, or a mask that computes the same, selects the same
-    return (*before, count, *after)
+    return count
 
 
 def same_mask(mask: Op, counted: Op) -> None:

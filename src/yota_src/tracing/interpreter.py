@@ -41,7 +41,7 @@ from yota_src.ir.iterations import CounterValue
 from yota_src.ir.loops import Loop
 from yota_src.ir.tape import Op
 from yota_src.tracing import counts
-from yota_src.tracing.access import Access
+from yota_src.tracing.access import Access, mask_counts
 from yota_src.tracing.array_methods import ArrayMethod, ArrayMethods
 from yota_src.tracing.branches import Branches
 from yota_src.tracing.calls import Calls, UserFunction
@@ -277,6 +277,10 @@ class Unroller:
                 f"a call of a {type(fn).__name__} object", self.loc,
                 hint="Generated code can call functions, not objects such as np.poly1d: "
                      "call the function it stands for (np.polyval(coefficients, x)).") from None
+        if fn in (np.nonzero, np.where) and len(args) == 1 and not kwargs \
+                and isinstance(args[0], Traced) and np.ndim(args[0].value) == 1:
+            # the positions a 1-d mask selects, as many as it selects (ir/library_shapes.py)
+            return (self.primitive(np.flatnonzero, args, {}),)
         if any(isinstance(a, RowList) for a in (*args, *kwargs.values())):
             made = arrays_for(self, fn, args, kwargs)
             if isinstance(made, Traced):
@@ -350,6 +354,9 @@ class Unroller:
             return items if isinstance(value, list) else tuple(items)
         if guard_shapes:
             self.decisions.concretize(result, np.shape, None, None, text=text)
+            counts = mask_counts(result.op)
+            if counts:  # a count read at run time: the guard stays only where it is pinned
+                self.recorder.ops[-1].sizes = counts
         return result
 
     def run_primitive(self, fn, args: tuple, kwargs: dict):
