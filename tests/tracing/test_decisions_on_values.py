@@ -341,7 +341,17 @@ def test_decisions_on_random_draws_are_guarded(f, seed):
 # --- shapes decided by the data ----------------------------------------------------
 
 def mean_of_positive(x):
+    return np.mean(x[np.where(x > 0)])
+
+
+def mean_of_positive_positions(x):
     return np.mean(x[np.where(x > 0)[0]])
+
+
+def test_positions_of_a_1d_mask_are_a_count_read_at_run_time():
+    """np.where of a 1-d mask: as many positions as it selects (issue 25)."""
+    assert right_or_refused(mean_of_positive_positions, (np.array([1.0, -2.0, -3.0, -4.0]),),
+                            (np.array([1.0, 2.0, 3.0, -4.0]),)) == "right"
 
 
 def filled(x, n):
@@ -357,7 +367,8 @@ def repeated(x, counts):
 
 
 @pytest.mark.parametrize("f, first, then", [
-    (mean_of_positive, (np.array([1.0, -2.0, -3.0, -4.0]),), (np.array([1.0, 2.0, 3.0, -4.0]),)),
+    (mean_of_positive, (np.array([[1.0, -2.0], [-3.0, -4.0]]),),
+     (np.array([[1.0, 2.0], [3.0, -4.0]]),)),
     (filled, (np.array([1.0, 2.0]), np.array([1])), (np.array([1.0, 2.0]), np.array([3]))),
     (reshaped, (np.arange(4.0), np.array([1])), (np.arange(4.0), np.array([2]))),
     (repeated, (np.arange(3.0), np.array([1, 1, 1])), (np.arange(3.0), np.array([2, 0, 2]))),
