@@ -70,16 +70,16 @@ def numerical(f, args):
     return grads
 
 
-def assert_right(f, grads, args):
+def assert_right(f, grads, args, atol=1e-7):
     for got, want in zip(grads, numerical(f, args)):
         if want is None:
             assert got is None
         elif isinstance(want, dict):
             assert sorted(got) == sorted(want)
             for key in want:
-                np.testing.assert_allclose(got[key], want[key], rtol=1e-5, atol=1e-7)
+                np.testing.assert_allclose(got[key], want[key], rtol=1e-5, atol=atol)
         else:
-            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=atol)
 
 
 @pytest.mark.parametrize("name", CASES)

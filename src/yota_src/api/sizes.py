@@ -19,6 +19,7 @@ wrong at another size.
 
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -82,7 +83,7 @@ def probe_arguments(args: tuple, facts: DimFacts, apart: bool = False,
         least = size + 1
 
     for symbol, terms in derived.items():  # in the order decided: each from those before
-        sizes[symbol] = sum(c * _product(sizes.get(s, facts.values[s]) for s in key)
+        sizes[symbol] = sum(c * math.prod(sizes.get(s, facts.values[s]) for s in key)
                             for key, c in terms.items())
         if sizes[symbol] < 0:
             return None
@@ -115,10 +116,7 @@ def _derived(facts: DimFacts) -> dict:
     for decision in facts.decisions:
         if decision.op is not operator.eq or not decision.truth:
             continue
-        difference = dict(facts.terms(decision.left))
-        for key, c in facts.terms(decision.right).items():
-            difference[key] = difference.get(key, 0) - c
-        difference = {key: c for key, c in difference.items() if c}
+        difference = facts.terms(decision.left - decision.right)
         alone = [key[0] for key, c in difference.items() if len(key) == 1 and c in (1, -1)
                  and key[0] not in derived and isinstance(key[0], Symbol)
                  and sum(key[0] in other for other in difference) == 1]
@@ -128,10 +126,3 @@ def _derived(facts: DimFacts) -> dict:
         sign = difference[(symbol,)]
         derived[symbol] = {key: -c * sign for key, c in difference.items() if key != (symbol,)}
     return derived
-
-
-def _product(values) -> int:
-    result = 1
-    for value in values:
-        result *= value
-    return result

@@ -85,11 +85,11 @@ class Guards:
         self.size_facts = False  # a decision taken from sizes raises through _other_path
         self.needed: set = set()  # sizes the code reads, bound where first checked
         # (index, path) of a list read as one array (values.Rows) -> its stack's name
-        self.stacked = {(index, leaf.path): path_name(self.sig.params[index], leaf.path)
+        self.stacked = {(index, leaf.path): names.fresh(path_name(self.sig.params[index],
+                                                                  leaf.path))
                         if leaf.path else self.sig.params[index]
                         for index, leaves in enumerate(self.sig.leaves) for leaf in leaves
                         if leaf.type is Rows}
-        self.stacked.update((at, names.fresh(name)) for at, name in self.stacked.items() if at[1])
         self.stack = names.unused("_stacked") if self.stacked else None
 
     def size_guards(self, decisions: list) -> list[str]:
@@ -211,7 +211,7 @@ class Guards:
         stacked = self.stacked[(index, leaf.path)]
         expected = self.sig.describe_leaf(index, leaf, self.dims.shape_text
                                           if self.dims.active else None)
-        self.described |= {"sequence", "array"}
+        self.described |= {"sequence", "array", "rows"}
         stacking = Check("", label, expected, code, after=(
             f"{stacked} = {self.stack}({label!r}, {code}, "
             f"{self.spell.guard_dtype(leaf.dtype)}, {len(leaf.shape) - 1}, {expected!r})",))
@@ -220,7 +220,6 @@ class Guards:
         if array.condition == f"{stacked}.ndim != {len(leaf.shape)}":  # the helper's test
             array = array._replace(condition="")
         self.spell.guard_type()  # (the helper's)
-        self.described |= {"rows"}
         return [stacking, array._replace(expected=expected, code=f"list({stacked})",
                                          kind="rows")]
 

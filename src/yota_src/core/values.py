@@ -95,13 +95,12 @@ def children(value) -> list[tuple[tuple[str, Any], Any]]:
 class Rows:
     """A list of arrays of one type, shape and dtype, read as the rows of one
     array: one argument leaf, whose length is a size like any other, so that
-    the generated code serves lists of any length (it stacks the list). The
-    arrays it holds are the caller's; `array` is their stack."""
+    the generated code serves lists of any length (it stacks the list):
+    `array` is the stack of the caller's arrays."""
 
-    __slots__ = ("items", "array")
+    __slots__ = ("array",)
 
     def __init__(self, items: list):
-        self.items = items
         self.array = np.stack(items)
 
 
@@ -132,16 +131,6 @@ def with_rows(value):
     if kind_of(value) != "struct":
         return value
     return _rebuilt(value, children(value), [with_rows(child) for _, child in children(value)])
-
-
-def without_rows(value):
-    """`value` with each Rows in it the list of its array's rows again."""
-    if isinstance(value, Rows):
-        return list(value.array)
-    if kind_of(value) != "struct":
-        return value
-    return _rebuilt(value, children(value),
-                    [without_rows(child) for _, child in children(value)])
 
 
 def flatten(value, path: tuple = ()) -> list[tuple[tuple, Any]]:

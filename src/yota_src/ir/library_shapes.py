@@ -90,23 +90,24 @@ def _repeat(facts, a, repeats, axis=None):
     return tuple(d * repeats if i == axis else d for i, d in enumerate(dims))
 
 
-def _hstack(facts, tup, **kwargs):
+def _joined(tup, kwargs: dict) -> list:
+    """The dims of each array hstack or vstack joins (none 0-d)."""
     if kwargs or not isinstance(tup, (list, tuple)) or not tup:
         raise NoRule
     shapes = [dims_of_value(a) for a in tup]
     if any(not shape for shape in shapes):
         raise NoRule
+    return shapes
+
+
+def _hstack(facts, tup, **kwargs):
+    shapes = _joined(tup, kwargs)
     return concatenated(facts, shapes, 0 if len(shapes[0]) == 1 else 1)
 
 
 def _vstack(facts, tup, **kwargs):
-    if kwargs or not isinstance(tup, (list, tuple)) or not tup:
-        raise NoRule
-    shapes = [dims_of_value(a) for a in tup]
-    if any(not shape for shape in shapes):
-        raise NoRule
     return concatenated(facts, [(1, *shape) if len(shape) == 1 else shape
-                                for shape in shapes], 0)
+                                for shape in _joined(tup, kwargs)], 0)
 
 
 def _einsum(facts, subscripts, *operands, **kwargs):
