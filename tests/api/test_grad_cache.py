@@ -4,6 +4,8 @@ It must never answer with a gradient specialised to other arguments, never
 hand out an array a later call changes, and keep every rule the full key
 keeps (staleness, dynamic paths, wrt, bound arguments)."""
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -254,3 +256,83 @@ def test_other_batch_sizes_reuse_a_module_that_reads_sizes(monkeypatch):
     assert built == [False, True]
     ys.grad(regression, W, b, np.ones((3, 4), np.float32), np.ones((3, 3)))  # a new dtype
     assert built == [False, True, False]
+
+
+# --- found by a hostile tester (the inline cache hit and what it checks) ---------------
+
+def test_a_retrace_that_fails_leaves_the_next_call_served():
+    """A stale variant is dropped before the trace that would replace it; that
+    trace failing (a global deleted) must not leave the quick path broken."""
+    x, module = np.ones(2), globals()
+    assert ys.grad(scaled, x)[0] == 4.0
+    del module["SCALE"]
+    try:
+        with pytest.raises(NameError):
+            ys.grad(scaled, x)
+    finally:
+        module["SCALE"] = 5.0
+    try:
+        assert ys.grad(scaled, x)[0] == 10.0 and ys.grad(scaled, x)[0] == 10.0
+    finally:
+        module["SCALE"] = 2.0
+
+
+def signed_zero(x):
+    return np.sum(x * math.atan2(ZERO, -1.0))
+
+
+ZERO = 0.0
+
+
+def test_a_global_rebound_from_zero_to_minus_zero_retraces():
+    global ZERO
+    x = np.ones(3)
+    assert ys.grad(signed_zero, x)[0] > 0
+    df = ys.simplegrad(signed_zero, x)
+    try:
+        ZERO = -0.0
+        assert ys.grad(signed_zero, x)[0] == signed_zero(x) < 0
+        with pytest.raises(ys.errors.SignatureMismatch, match="ZERO"):
+            df(x)
+    finally:
+        ZERO = 0.0
+
+
+def keyword_scaled(x, *, s=2.0):
+    return np.sum(s * x)
+
+
+def test_keyword_defaults_changed_in_place_retrace():
+    x = np.ones(3)
+    assert ys.grad(keyword_scaled, x)[0] == 6.0
+    try:
+        keyword_scaled.__kwdefaults__["s"] = 4.0
+        assert ys.grad(keyword_scaled, x)[0] == 12.0
+        assert ys.simplegrad(keyword_scaled, x)(x)[0] == 12.0
+    finally:
+        keyword_scaled.__kwdefaults__["s"] = 2.0
+
+
+class Scaled:
+    scale = 2.0
+
+    def act(self, x):
+        return x * 2.0
+
+    def loss(self, x):
+        return np.sum(self.scale * self.act(x))
+
+
+def test_an_attribute_given_later_to_a_subclass_shadows_its_base_s():
+    class Child(Scaled):
+        pass
+
+    child, x = Child(), np.ones(3)
+    assert ys.grad(Child.loss, child, x)[0] == 12.0
+    df = ys.simplegrad(Child.loss, child, x)
+    Child.scale = 3.0
+    assert ys.grad(Child.loss, child, x)[0] == child.loss(x) == 18.0
+    with pytest.raises(ys.errors.SignatureMismatch, match="scale of class"):
+        df(child, x)
+    Child.act = lambda self, x: x * 5.0
+    assert ys.grad(Child.loss, child, x)[0] == child.loss(x) == 45.0

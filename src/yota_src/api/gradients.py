@@ -30,7 +30,7 @@ from yota_src.api.user_facing import user_facing as _user_facing  # "_": pdoc hi
 from yota_src.core import registry
 from yota_src.core.primitives import display_name, store_in_argument
 from yota_src.core.values import ATTR, ITEM, get_path, set_path
-from yota_src.errors import ControlFlowChanged
+from yota_src.errors import ControlFlowChanged, meant_for_user, without_internal_frames
 from yota_src.ir.signature import signature_key
 from yota_src.ir.tape import Call, Guard, Tape
 
@@ -39,7 +39,6 @@ _checks = _cache.checks  # what every call reads, bound once
 _FUNCTION = types.FunctionType
 
 
-@_user_facing
 def grad(f: Callable, *args, dynamic: bool = False,
          wrt: int | str | Sequence[int | str] | None = None, loops: str = "roll",
          has_aux: bool = False, **keywords) -> tuple[Any, GradientResult]:
@@ -91,6 +90,35 @@ def grad(f: Callable, *args, dynamic: bool = False,
         >>> print(value, g[0], g[1])
         13.0 [18.  4.] [6. 8.]
     """
+    __tracebackhide__ = True  # noqa: F841 - as user_facing's entry, inline: grad is called often
+    try:
+        if type(f) is _FUNCTION and wrt is None and loops == "roll" and has_aux is False \
+                and not keywords:  # the call a training loop makes: straight to its code
+            for check, found in _checks.get(f, ()):
+                if check(_DEFAULT_OPTIONS, args):
+                    compiled = found[0] if len(found) == 1 else None  # (a stale one dropped)
+                    if compiled is not None and compiled.quick and compiled.fresh() \
+                            and not (dynamic and compiled.holds_output):
+                        try:
+                            result = compiled.function(*args)
+                        except ControlFlowChanged as error:
+                            if not dynamic:
+                                raise other_path(error) from None
+                            return _grad(f, args, dynamic, wrt, loops, has_aux, keywords,
+                                         skipped=id(compiled))  # another path: traced
+                        return result[0], GradientResult(result[1:], compiled)
+                    break
+        return _grad(f, args, dynamic, wrt, loops, has_aux, keywords)
+    except Exception as error:
+        if not meant_for_user(error):
+            raise
+        raise without_internal_frames(error) from error.__cause__  # yota-src's frames left out
+
+
+def _grad(f: Callable, args: tuple, dynamic: bool, wrt, loops: str, has_aux: bool,
+          keywords: dict, skipped: int | None = None) -> tuple[Any, GradientResult]:
+    """`grad` from the cache's full key, tracing where nothing applies;
+    `skipped`, the id of a variant already run for this call, is not run again."""
     if keywords:
         refuse_keywords("grad", keywords)
     if type(f) is _FUNCTION:
@@ -104,8 +132,7 @@ def grad(f: Callable, *args, dynamic: bool = False,
         if check(options, full_args):
             variants = found
             break
-    skipped = None
-    if variants is not None and len(variants) == 1:  # the common hit, checked as _cache.find does
+    if skipped is None and variants is not None and len(variants) == 1:  # as _cache.find does
         compiled = variants[0]
         if not compiled.draws and not (dynamic and compiled.holds_output) and compiled.fresh():
             try:

@@ -42,6 +42,9 @@ class Compiled:
 
     def __post_init__(self):
         self.fresh = all_hold(self.dependencies)  # asked on every cache hit
+        # a cache hit may run it as it is: it draws nothing (else the generators a
+        # call passes are found first, to rewind where it turns out not to apply)
+        self.quick = not self.draws
 
 
 class GradientResult(Sequence):
@@ -170,9 +173,12 @@ class GradFunction:
         self._classes = [(node.index, node.path, node.type, signature.leaf_expression(
             node.index, node.path)) for node in signature.containers
             if node.type.__module__ not in ("builtins", "collections")]
+        self._direct = not bound and not self._classes  # nothing to do but check freshness
 
     def __call__(self, *args) -> tuple:
         """`(value, d0, d1, ...)` at `args` (see the class)."""
+        if self._direct and self._fresh():  # the common call, in as few frames as can be
+            return self._function(*args)
         if not self._bound:
             return self._run(args)
         value, *gradients = self._run(self._bound + args)

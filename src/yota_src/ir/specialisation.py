@@ -27,6 +27,7 @@ import numpy as np
 from yota_src.core.values import describe_dtype, is_array
 
 MISSING = object()  # what a global read that fell through to builtins saw
+_BY_VALUE = object()  # Dependency.identical of a dependency not tested by identity
 _VALUE_TYPES = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis),
                 np.generic, np.dtype, slice, range)
 
@@ -50,8 +51,8 @@ class Same:
 def snapshot(value):
     """A comparable summary of everything a fold of `value` can depend on."""
     if isinstance(value, _VALUE_TYPES):
-        if isinstance(value, float) and math.isnan(value):
-            return (float, "nan")
+        if isinstance(value, float) and (math.isnan(value) or value == 0):
+            return (float, repr(value))  # nan equal to itself; -0.0 not equal to 0.0
         if isinstance(value, slice):
             return (slice, snapshot((value.start, value.stop, value.step)))
         return (type(value), value)
@@ -94,6 +95,10 @@ class Dependency:
     listed: bool = True  # worth listing in a docstring (not a library module, a builtin)
     same: Callable | None = None  # a quicker test of the snapshot, made by `dependency`
     origin: tuple[str, str] | None = None  # (module file, name) for a module's global/attribute
+    # `read` as an expression over constants, `("{0}.get({1}, {2})", (namespace,
+    # "np", MISSING))`, which `all_hold` writes out rather than calling `read`
+    reads: tuple[str, tuple] | None = None
+    identical: object = _BY_VALUE  # where `same` is `current is identical`: tested inline
 
     def holds(self) -> bool:
         try:
@@ -104,8 +109,9 @@ class Dependency:
             return False
 
 
-def dependency(what: str, read: Callable[[], object], value,
-               listed: bool = True, module=None, name: str | None = None) -> Dependency:
+def dependency(what: str, read: Callable[[], object], value, listed: bool = True,
+               module=None, name: str | None = None,
+               reads: tuple[str, tuple] | None = None) -> Dependency:
     """A Dependency on `value` as `read()` gives it now, which is `name` of
     `module` (its namespace, for a global) where it is read from one. Checked
     on every cache hit, so the common kinds get a test cheaper than a new
@@ -113,9 +119,11 @@ def dependency(what: str, read: Callable[[], object], value,
     code of a function, which the module holds unrolled)."""
     expected = snapshot(value)
     file = module.get("__file__") if isinstance(module, dict) else getattr(module, "__file__", None)
+    identity = isinstance(expected, Same) or value is MISSING
     return Dependency(what, read, expected, describe(value), listed and worth_listing(value),
                       _quick_test(value, expected),
-                      (file, name) if isinstance(file, str) and name else None)
+                      (file, name) if isinstance(file, str) and name else None,
+                      reads, value if identity else _BY_VALUE)
 
 
 def _quick_test(value, expected) -> Callable | None:
@@ -127,6 +135,10 @@ def _quick_test(value, expected) -> Callable | None:
             return lambda current: current is value and current.__code__ is code \
                 and not current.__defaults__ and not current.__kwdefaults__
         return None
+    if type(value) is float and value == 0:  # -0.0 is 0.0, but not in atan2 or 1 / x
+        sign = math.copysign(1.0, value)
+        return lambda current: type(current) is float and current == 0 \
+            and math.copysign(1.0, current) == sign
     if type(value) in (bool, int, float, str) and value == value:
         kind = type(value)
         return lambda current: type(current) is kind and current == value
@@ -146,22 +158,40 @@ def first_stale(dependencies) -> Dependency | None:
 
 
 def all_hold(dependencies) -> Callable[[], bool]:
-    """One call that is true while every dependency holds: what a cache hit
-    asks, so it is written out as one expression (about a third of the cost
-    of asking each `Dependency.holds`)."""
-    tests, namespace = [], {}
-    for index, each in enumerate(dependencies):
-        if each.same is not None:
-            namespace[f"same{index}"], namespace[f"read{index}"] = each.same, each.read
-            tests.append(f"same{index}(read{index}())")
-        else:
-            namespace[f"holds{index}"] = each.holds
-            tests.append(f"holds{index}()")
-    body = " and ".join(tests) or "True"
+    """One call that is true while every dependency holds: what every call of
+    a generated gradient asks, so it is written out as one expression, the
+    reads and identity tests inline (a tenth of the cost of asking each
+    `Dependency.holds`)."""
+    body, namespace = hold_test(dependencies)
     source = f"def fresh():\n    try:\n        return {body}\n    except Exception:\n" \
         "        return False\n"
     exec(compile(source, "<yota-src dependency check>", "exec"), namespace)
     return namespace["fresh"]
+
+
+def hold_test(dependencies) -> tuple[str, dict]:
+    """An expression true while every dependency holds, and the constants it
+    names; it may raise where a read fails (a deleted global)."""
+    tests, namespace = [], {}
+    for index, each in enumerate(dependencies):
+        if each.reads is not None:
+            template, constants = each.reads
+            for position, constant in enumerate(constants):
+                namespace[f"k{index}_{position}"] = constant
+            read = template.format(*(f"k{index}_{position}" for position in range(len(constants))))
+        else:
+            namespace[f"read{index}"] = each.read
+            read = f"read{index}()"
+        if each.identical is not _BY_VALUE:
+            namespace[f"is{index}"] = each.identical
+            tests.append(f"{read} is is{index}")
+        elif each.same is not None:
+            namespace[f"same{index}"] = each.same
+            tests.append(f"same{index}({read})")
+        else:
+            namespace[f"holds{index}"] = each.holds
+            tests.append(f"holds{index}()")
+    return " and ".join(tests) or "True", namespace
 
 
 def describe(value) -> str:

@@ -56,7 +56,7 @@ class Access:
             owner = next((klass for klass in type(obj).__mro__ if name in klass.__dict__), None)
             found = owner.__dict__[name] if owner is not None else None
             if isinstance(found, property) and inlinable(found.fget):
-                outside.depend_on_class(owner, name)
+                outside.depend_on_class(owner, name, type(obj))
                 return unroller.calls.inline_function(found.fget, (obj,), {}, node, frame)
             if name in (getattr(obj, "__dict__", None) or ()):
                 owner = None  # the instance's own attribute
@@ -96,7 +96,7 @@ class Access:
         method = owner.__dict__[name] if owner is not None else None
         if not isinstance(method, types.FunctionType) or not inlinable(method):
             return None
-        self.unroller.outside_reads.depend_on_class(owner, name)
+        self.unroller.outside_reads.depend_on_class(owner, name, type(obj))
         return method
 
     # -- items ----------------------------------------------------------------------

@@ -366,13 +366,15 @@ _signatures: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def signature_of(fn) -> inspect.Signature:
     """fn's own signature (not its __wrapped__'s), remade when its defaults
-    are rebound."""
+    are rebound or its keyword defaults changed (a dict, changed in place)."""
     defaults, kwdefaults = getattr(fn, "__defaults__", None), getattr(fn, "__kwdefaults__", None)
     try:
         cached = _signatures.get(fn)
     except TypeError:  # not weakly referable: worked out each time
         return inspect.signature(fn, follow_wrapped=False)
-    if cached is None or cached[0] is not defaults or cached[1] is not kwdefaults:
+    if kwdefaults is not None:
+        kwdefaults = tuple((name, id(value)) for name, value in kwdefaults.items())
+    if cached is None or cached[0] is not defaults or cached[1] != kwdefaults:
         cached = _signatures[fn] = (defaults, kwdefaults,
                                     inspect.signature(fn, follow_wrapped=False))
     return cached[2]

@@ -55,13 +55,14 @@ class OutsideReads:
             self.depend(("global", id(namespace), name), f"global {name} of {module}",
                         lambda: namespace.get(name, MISSING),
                         value if origin is GLOBAL else MISSING, namespace, name,
-                        listed=module.split(".")[0] != GENERATED)  # api/nested_derivatives.py
+                        listed=module.split(".")[0] != GENERATED,  # api/nested_derivatives.py
+                        reads=("{0}.get({1}, {2})", (namespace, name, MISSING)))
             path = (module, ((ATTR, name),)) if origin is GLOBAL else None
             return self.outside_value(value, name, path)
         cell = origin
         self.depend(("cell", id(cell)), f"closure variable {name} of "
                     f"{getattr(frame.source.node, 'name', 'a lambda')}()",
-                    lambda: cell.cell_contents, value)
+                    lambda: cell.cell_contents, value, reads=("{0}.cell_contents", (cell,)))
         return self.outside_value(value, name)
 
     def outside_value(self, value, name: str | None, path: tuple | None = None):
@@ -90,13 +91,14 @@ class OutsideReads:
         if name == "__dict__" and id(obj) in self.held:  # model.__dict__["k"] = v is a write
             self.held[id(value)] = value
         if owner is not None:
-            self.depend_on_class(owner, name)
+            self.depend_on_class(owner, name, type(obj) if not isinstance(obj, type) else obj)
         if id(obj) not in self.watched and not outside_by_nature(obj):
             return value
         if not isinstance(obj, (list, dict, tuple, set, frozenset)):  # their snapshot has all
             self.depend(("attr", id(obj), name), f"attribute {name} of {describe(obj)}",
                         lambda: getattr(obj, name), value,
-                        obj if isinstance(obj, types.ModuleType) else None, name)
+                        obj if isinstance(obj, types.ModuleType) else None, name,
+                        reads=("getattr({0}, {1})", (obj, name)))
         return self.outside_value(value, self.part_name(obj, name) or name,
                                   self.child_path(obj, (ATTR, name)))
 
@@ -136,14 +138,17 @@ class OutsideReads:
     # -- dependencies -------------------------------------------------------------
 
     def depend(self, key, what: str, read, value, module=None, name=None,
-               listed: bool = True) -> None:
+               listed: bool = True, reads: tuple[str, tuple] | None = None) -> None:
+        """`read` gives the value again; `reads` writes it as an expression
+        (specialisation.Dependency), which every call tests inline."""
         if key not in self.dependencies:
-            self.dependencies[key] = dependency(what, read, value, listed, module, name)
+            self.dependencies[key] = dependency(what, read, value, listed, module, name, reads)
 
     def depend_on_code(self, fn: types.FunctionType) -> None:
         """A function inlined: its code may be replaced, its defaults rebound."""
         self.depend(("code", id(fn)), f"the code of {fn.__qualname__}()",
-                    lambda: fn.__code__, fn.__code__, listed=False)
+                    lambda: fn.__code__, fn.__code__, listed=False,
+                    reads=("{0}.__code__", (fn,)))
         if fn.__defaults__ or fn.__kwdefaults__:
             self.depend(("defaults", id(fn)), f"defaults of {fn.__qualname__}()",
                         lambda: (fn.__defaults__, fn.__kwdefaults__),
@@ -177,9 +182,16 @@ class OutsideReads:
         if found is not None:
             self.depend_on_class(found, name)
 
-    def depend_on_class(self, klass: type, name: str) -> None:
+    def depend_on_class(self, klass: type, name: str, via: type | None = None) -> None:
         """A method, property or constant read from a class of the user's: the
-        class may be changed (`Model.scale = 5.0`, a method rebound)."""
+        class may be changed (`Model.scale = 5.0`, a method rebound). `via`,
+        the object's class where `klass` is a base of it: the classes between
+        them lack the attribute, and one given it later shadows `klass`'s."""
+        for each in via.__mro__[:via.__mro__.index(klass)] if via is not None else ():
+            if outside_by_nature(each) and each.__module__ != "builtins":
+                self.depend(("attr", id(each), name), f"attribute {name} of class "
+                            f"{each.__qualname__}", lambda each=each: each.__dict__.get(
+                                name, MISSING), MISSING)
         if not outside_by_nature(klass) or klass.__module__ == "builtins":
             return
         value = klass.__dict__[name]
@@ -278,7 +290,7 @@ class NoOutsideReads(OutsideReads):
         return item
 
     def depend(self, key, what: str, read, value, module=None, name=None,
-               listed: bool = True) -> None:
+               listed: bool = True, reads: tuple[str, tuple] | None = None) -> None:
         pass
 
     def depend_on_code(self, fn: types.FunctionType) -> None:
