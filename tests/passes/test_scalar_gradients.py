@@ -95,9 +95,41 @@ def test_elements_are_read_as_python_floats_and_the_value_keeps_its_type(rng):
     x = rng.normal(size=3)
     ys.check_grad(polynomial, x)
     df = ys.simplegrad(polynomial, x)
-    assert "a = x.item(0)" in df.source and "np.array([da, db, dc])" in df.source
+    assert "a, b, c = x.tolist()" in df.source and "np.array([da, db, dc])" in df.source
     value, _ = df(x)
     assert type(value) is type(polynomial(x)) is np.float64
+
+
+def few_reads(x):
+    return x[0] * x[7] + 2.0 * x[-1]
+
+
+def half_reads(x):
+    a, b = x[0], x[1]
+    return a * b - b * 0.5
+
+
+def read_twice(x):
+    return x[2] * x[-1] + x[0]
+
+
+def returned_read(x):
+    return x[1]
+
+
+@pytest.mark.parametrize("fn, size, spelled", [
+    (few_reads, 10, "x.item(7)"),  # a few of many: each read alone
+    (half_reads, 4, "a, b, _, _ = x.tolist()"),  # half or more: unpacked, the rest `_`
+    (read_twice, 3, "[-1]"),  # one position read two ways: the list is indexed
+    (returned_read, 2, "_, t"),
+])
+def test_a_vector_read_at_half_its_positions_is_unpacked_from_one_list(fn, size, spelled, rng):
+    x = rng.normal(size=size)
+    ys.check_grad(fn, x)
+    df = ys.simplegrad(fn, x)
+    assert spelled in df.source
+    value, dx = df(x)
+    assert type(value) is type(fn(x)) and value == fn(x)
 
 
 def divided(x):
@@ -205,3 +237,32 @@ def test_python_floats_never_meet_what_would_treat_them_otherwise(fn, example, p
             expected = fn(*point)
         assert np.array_equal(value, expected, equal_nan=True) and type(value) is type(expected)
         assert np.signbit(value) == np.signbit(expected)
+
+
+def negated_comparison(x):
+    a, b = x[0], x[1]
+    keep = ~(a > b)
+    return keep * a + b
+
+
+def added_comparisons(x):
+    a, b, c = x[0], x[1], x[2]
+    return ((a < b) + (c < b)) * a + c
+
+
+def printed_repr(x):
+    t = x[0] * x[1]
+    print(repr(t), t)
+    return t
+
+
+@pytest.mark.parametrize("fn, point", [
+    (negated_comparison, [1.0, 2.0]),  # ~True is -2 for a Python bool, False for NumPy's
+    (added_comparisons, [0.1, 0.3, 0.2]),  # True + True is 2 for Python bools
+    (printed_repr, [0.1, 0.2, 0.3]),  # a string's dtype promotes with no float
+])
+def test_comparisons_and_strings_of_elements_keep_numpy_s_meaning(fn, point, capsys):
+    x = np.array(point)
+    value, dx = ys.simplegrad(fn, x)(x)
+    assert value == fn(x) and type(value) is type(fn(x))
+    assert np.allclose(dx, numerical_gradient(fn, (x,), 0))

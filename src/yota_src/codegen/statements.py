@@ -11,6 +11,7 @@ gives what the kind of module returns.
 from __future__ import annotations
 
 import ast
+import operator
 
 import numpy as np
 
@@ -50,6 +51,7 @@ class StatementWriter:
         self.open_branches: list = []  # the branches whose arms are being written
         self.outputs: dict[Call, list[str]] = {}  # a loop's outputs: the variables it sets
         self.writes_in_place = set(names.naming.in_place.values())
+        self.unpacked: set[Op] = set()  # elements named by `a, b, c = x.tolist()`
 
     def body(self) -> list[str]:
         """The statements, each source line's under a comment naming it; ops
@@ -179,6 +181,10 @@ class StatementWriter:
             return []
         if isinstance(op, Call) and isinstance(op.kwargs.get("out"), Op):
             return self.in_place_statement(op)
+        if op in self.unpacked:  # named where its list was unpacked
+            return []
+        if isinstance(op, Call) and op.fn is primitives.tolist and self.unpackable(op):
+            return self.unpack(op)
         expr = self.spell.expression(op)
         if isinstance(op, Call) and op not in self.names.users:  # kept for its effect: a print
             return [ast.unparse(ast.Expr(expr))]
@@ -196,6 +202,27 @@ class StatementWriter:
             self.names[op] = self.names.fresh(base)
         self.assignments.add(op)
         return [f"{self.names[op]} = {ast.unparse(expr)}"]
+
+    def unpackable(self, op: Call) -> bool:
+        """`x.tolist()` of a vector read only by its elements, one op each."""
+        readers = self.names.users.get(op, ())
+        positions = [reader.args[1] for reader in readers if isinstance(reader, Call)
+                     and reader.fn is operator.getitem and type(reader.args[1]) is int]
+        length = op.shape[0] if op.shape and len(op.shape) == 1 else None
+        return type(length) is int and len(positions) == len(readers) \
+            and len({p % length for p in positions}) == len(positions)
+
+    def unpack(self, op: Call) -> list[str]:
+        """`a, b, _, c = x.tolist()`: each element read is named at once."""
+        targets = ["_"] * op.shape[0]
+        for reader in sorted(self.names.users[op], key=lambda each: each.args[1] % len(targets)):
+            base = self.names.base(reader) or self.names.described(reader) \
+                or self.names.temp(reader)
+            self.names[reader] = targets[reader.args[1] % len(targets)] = self.names.fresh(base)
+            self.unpacked.add(reader)
+            self.assignments.add(reader)
+        return [f"{', '.join(targets)}{',' if len(targets) == 1 else ''} = "
+                f"{ast.unparse(self.spell.expression(op))}"]
 
     def in_place_statement(self, op: Call) -> list[str]:
         """A result written into a dead operand's buffer (passes/in_place.py):

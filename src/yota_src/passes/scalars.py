@@ -26,7 +26,7 @@ import operator
 import numpy as np
 
 from yota_src.core import primitives
-from yota_src.ir.tape import Call, Op, Tape, iter_refs, operands, readers
+from yota_src.ir.tape import Call, Guard, Op, Tape, iter_refs, operands, readers
 from yota_src.passes.rewrite import rewrite
 
 _SAME_ON_FLOATS = (operator.add, operator.sub, operator.mul, operator.neg, operator.pos,
@@ -40,7 +40,7 @@ def python_scalars(tape: Tape) -> Tape:
     while reads:  # drop the reads whose floats reach an operation that would differ
         floats = _floats_from(tape.ops, reads)
         spoiled = {op for op in floats for user in users.get(op, ())
-                   if not _takes_float(user, op, floats)}
+                   if not _takes_float(user, op, floats, users)}
         if not spoiled:
             break
         reads -= _reads_behind(spoiled, reads, floats)
@@ -48,17 +48,57 @@ def python_scalars(tape: Tape) -> Tape:
         return tape
     floats = _floats_from(tape.ops, reads)
     returned = {op for op in iter_refs(tape.output) if op in floats}
+    listed = _listed(reads)
+    lists: dict[Op, Call] = {}  # an array read as a list -> its `x.tolist()`
 
     def visit(op: Op, forward: bool, original: Op):
         if original in reads:
             array, index = op.args
-            op = Call(primitives.element, (array, *_as_tuple(index)), {}, op.shape, op.dtype,
-                      op.loc, op.depends)
+            made = ()
+            if original.args[0] in listed:  # `a, b, c = x.tolist()` (codegen unpacks it)
+                whole = lists.get(original.args[0])
+                if whole is None:
+                    whole = lists[original.args[0]] = Call(
+                        primitives.tolist, (array,), {}, array.shape, array.dtype, op.loc,
+                        op.depends)
+                    whole.dims = array.dims
+                    made = (whole,)
+                dims = op.dims
+                op = Call(operator.getitem, (whole, index), {}, op.shape, op.dtype, op.loc,
+                          op.depends)
+                op.dims = dims
+            else:
+                op = Call(primitives.element, (array, *_as_tuple(index)), {}, op.shape,
+                          op.dtype, op.loc, op.depends)
+            if made:
+                return (*made, op) if original not in returned else (
+                    *made, op, Call(np.float64, (op,), {}, op.shape, op.dtype, op.loc,
+                                    op.depends))
         if original in returned:  # the primal returned a NumPy scalar
             return op, Call(np.float64, (op,), {}, op.shape, op.dtype, op.loc, op.depends)
         return op
 
     return rewrite(tape, visit)
+
+
+def _listed(reads: set) -> set:
+    """The vectors (of 32 elements at most) whose elements are read at half
+    their positions or more: `x.tolist()` once costs less than `x.item(i)`
+    at each, and unpacked, `a, b, c = x.tolist()`, reads as a person writes it."""
+    positions: dict[Op, set] = {}
+    for op in reads:
+        array, index = op.args
+        if len(array.shape) == 1 and type(array.shape[0]) is int and array.shape[0] <= 32:
+            positions.setdefault(array, set()).add(_as_tuple(index)[0] % array.shape[0])
+    return {array for array, read in positions.items() if 2 * len(read) >= array.shape[0]}
+
+
+def _takes_bool(reader) -> bool:
+    """`reader` does the same with a Python bool as with a NumPy one: a
+    decision, or NumPy's own function (`np.where`); not arithmetic, where
+    `True + True` is 2 and `~True` is -2 (NumPy's: True and False)."""
+    return isinstance(reader, Guard) or isinstance(reader, Call) and (
+        isinstance(reader.fn, np.ufunc) or reader.fn is np.where)
 
 
 def _reads_behind(spoiled: set, reads: set, floats: set) -> set:
@@ -125,16 +165,22 @@ def _alike(value: Op) -> bool:
     (`float32 + 0.1` stays float32, `float32 + np.float64(0.1)` does not)."""
     if value.dtype is None:
         return False
-    return np.result_type(value.dtype, np.float64(1.0)) == np.result_type(value.dtype, 1.0)
+    try:
+        return np.result_type(value.dtype, np.float64(1.0)) == np.result_type(value.dtype, 1.0)
+    except TypeError:  # a string's dtype (`repr(t)`): promotes with neither
+        return False
 
 
-def _takes_float(user, op: Op, floats: set) -> bool:
+def _takes_float(user, op: Op, floats: set, users: dict) -> bool:
     """`user` gives what it gives for a NumPy scalar when `op` is a Python float."""
     if user is None:  # the output: converted back
         return True
     if not isinstance(user, Call) or not all(
             each in floats or _alike(each) for each in operands(user)):
         return False
+    if user.fn in _COMPARISONS and not any(
+            isinstance(arg, Op) and arg.shape for arg in user.args):
+        return all(_takes_bool(reader) for reader in users.get(user, ()))
     if user in floats or user.fn in _SAME_ON_FLOATS or user.fn in _COMPARISONS:
         return True  # equal results, or NumPy's own operation on an array or NumPy scalar
     if user.fn in (operator.truediv, operator.pow, operator.mod, operator.floordiv):
