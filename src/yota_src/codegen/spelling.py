@@ -24,6 +24,7 @@ import numpy as np
 
 from yota_src.codegen.names import Names
 from yota_src.core import operators, primitives
+from yota_src.core.fused import Fused
 from yota_src.core.values import ATTR, describe_value, is_attribute_name, path_expression
 from yota_src.errors import UnsupportedSyntaxError
 from yota_src.ir.dims import Count, Dim
@@ -32,6 +33,9 @@ from yota_src.ir.tape import Call, Const, Op
 from yota_src.tracing import array_library
 
 _BINARY = operators.to_node(ast, "binary")
+# names an expression of NumExpr reads as its own, beside its functions
+_NUMEXPR_NAMES = {"True", "False", "None", "inf", "nan", "e", "pi", "and", "or", "not", "in",
+                  "is", "if", "else", "lambda"}
 _COMPARE = {**operators.to_node(ast, "compare"), operator.is_: ast.Is}
 _UNARY = operators.to_node(ast, "unary")
 # NumPy functions written as the array's method where the first argument is an
@@ -199,6 +203,8 @@ class Speller:
             return self.fstring(args)
         if fn is primitives.dimension:
             return self.literal(args[0])
+        if isinstance(fn, Fused):
+            return self.fused(op)
         if getattr(fn, "__objclass__", None) is str and args:  # '{:.3f}'.format(x), s.upper()
             return ast.Call(ast.Attribute(self.literal(args[0]), fn.__name__),
                             [self.literal(a) for a in args[1:]], self.keywords(kwargs))
@@ -223,6 +229,24 @@ class Speller:
                 and _array_first(fn):  # CuPy's routines take arrays only: cp.broadcast_to(1.0, s)
             arguments[0] = ast.Call(self.function(np.asarray), [arguments[0]], [])
         return ast.Call(self.function(fn), arguments, self.keywords(kwargs))
+
+    def fused(self, op: Call) -> ast.expr:
+        """`numexpr.evaluate("1 / (1 + exp(-x))", {"x": x})` (core/fused.py):
+        an operand is called in the text by the name the code gives it, where
+        it has one NumExpr does not read as a function or constant."""
+        from numexpr.expressions import functions  # installed: the code calls it
+
+        spelled = [self.literal(arg) for arg in op.args]
+        keys: list[str] = []
+        for index, each in enumerate(spelled):
+            key = each.id if isinstance(each, ast.Name) else f"a{index}"
+            while key in keys or key in _NUMEXPR_NAMES or key in functions:
+                key = f"{key}_"
+            keys.append(key)
+        evaluate = parse_expression(f"{self.imported('numexpr')}.evaluate")
+        text = ast.Constant(op.fn.text.format(*keys))
+        table = ast.Dict([ast.Constant(key) for key in keys], spelled)
+        return ast.Call(evaluate, [text, table], self.keywords(op.kwargs))
 
     def fstring(self, pieces) -> ast.expr:
         """The user's f-string, with the recorded values in its fields (a

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from yota_src.core import distributions, nested, operators
+from yota_src.core.fused import Fused
 
 
 def T(a):
@@ -120,7 +121,7 @@ INDEX_STORES = (index_add, index_update)
 
 def returns_new_array(fn) -> bool:
     """Calls of `fn` give an array nothing else refers to, safe to write into."""
-    return fn in FRESH_BUFFERS or fn in INDEX_STORES or isinstance(fn, np.ufunc) or (
+    return fn in FRESH_BUFFERS or fn in INDEX_STORES or isinstance(fn, (np.ufunc, Fused)) or (
         fn in operators.SYMBOLS or fn in (np.ones, np.full, np.empty, np.copy, np.array))
 
 

@@ -18,6 +18,7 @@ from yota_src.passes.bodies import in_branch_arms, in_loop_bodies
 from yota_src.passes.branches import drop_joins
 from yota_src.passes.cse import eliminate_common_subexpressions
 from yota_src.passes.dce import drop_unread_stacks, eliminate_dead_code
+from yota_src.passes.fuse import fuse_elementwise
 from yota_src.passes.gather import gather_scalars
 from yota_src.passes.in_place import update_in_place
 from yota_src.passes.masks import keep_masked_zeros
@@ -40,13 +41,13 @@ BACKWARD_PASSES = (fold_seeds, keep_masked_zeros, simplify, eliminate_common_sub
                                   in_branch_arms(simplify, eliminate_common_subexpressions,
                                                  eliminate_dead_code)),
                    accumulate_scatters, gather_scalars, eliminate_dead_code, python_scalars,
-                   own_outputs, update_in_place)
+                   own_outputs, eliminate_dead_code, update_in_place)
 
 # Rewrites for host arrays: reading elements as Python floats would copy them
 # from a device each time; an array literal of gathered elements mixes device
 # values with numbers, which CuPy cannot make an array of; and work arrays
 # save NumPy's allocations, not a device allocator's (CuPy keeps a pool).
-HOST_ONLY = (python_scalars, gather_scalars, use_work_arrays)
+HOST_ONLY = (python_scalars, gather_scalars, use_work_arrays, fuse_elementwise)
 
 
 def optimize_forward(tape: Tape, loops: str = "roll") -> Tape:
@@ -63,9 +64,16 @@ def optimize_forward(tape: Tape, loops: str = "roll") -> Tape:
 
 def optimize(tape: Tape, work_arrays: bool = False) -> Tape:
     """The rewrites of a gradient tape that keep generated code lean and
-    readable; with `work_arrays` (ys.grad's code, called in a loop), large
-    temporaries are written into arrays kept from call to call."""
-    passes = BACKWARD_PASSES + ((use_work_arrays,) if work_arrays else ())
+    readable. With `work_arrays` (ys.grad's code for the sizes it was first
+    called with, run in a loop and not read), large temporaries are written
+    into arrays kept from call to call, and chains of elementwise operations
+    on large arrays are evaluated by NumExpr where it is installed
+    (fuse.py): both pay or not by the example's sizes, so a module that
+    reads sizes at run time has neither."""
+    passes = BACKWARD_PASSES
+    if work_arrays:  # fused before in-place updates, which fused results take part in
+        passes = passes[:-1] + (fuse_elementwise, eliminate_dead_code, passes[-1],
+                                use_work_arrays)
     if tape.signature.library != "numpy":
         passes = tuple(each for each in passes if each not in HOST_ONLY)
     return run(tape, passes)

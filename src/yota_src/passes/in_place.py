@@ -16,6 +16,7 @@ import operator
 
 import numpy as np
 
+from yota_src.core.fused import Fused
 from yota_src.ir.tape import Call, Guard, Op, Tape, iter_refs, readers, same_shape
 from yota_src.passes.outputs import new_result
 from yota_src.passes.rewrite import rewrite
@@ -38,7 +39,8 @@ def update_in_place(tape: Tape) -> Tape:
         if ufunc is None or not op.shape or op.dtype is None \
                 or np.prod(op.shape) * np.dtype(op.dtype).itemsize < MIN_BYTES:
             continue
-        places = (0, 1) if ufunc in _COMMUTATIVE and len(op.args) == 2 else (0,)
+        places = range(len(op.args)) if isinstance(ufunc, Fused) else \
+            (0, 1) if ufunc in _COMMUTATIVE and len(op.args) == 2 else (0,)
         for place in places:
             buffer = op.args[place]
             if buffer not in written and buffer not in returned \
@@ -53,7 +55,7 @@ def update_in_place(tape: Tape) -> Tape:
             return op
         args = list(op.args)
         buffer = args[targets[original]]
-        if targets[original] == 1:  # a commutative op: the buffer first, as `t += a`
+        if targets[original] == 1 and not isinstance(op.fn, Fused):  # commutative: `t += a`
             args.reverse()
         return Call(_ufunc(op), tuple(args), {"out": buffer}, op.shape, op.dtype, op.loc,
                     op.depends)
@@ -71,6 +73,8 @@ def ufunc_of(op: Op, spelled: dict):
     take `out=`: a call without keywords of one with one output."""
     if not isinstance(op, Call) or op.kwargs:
         return None
+    if isinstance(op.fn, Fused):  # numexpr.evaluate(..., out=): elementwise, one output
+        return op.fn
     ufunc = spelled.get(op.fn, op.fn)
     if isinstance(ufunc, np.ufunc) and ufunc.nout == 1 and len(op.args) == ufunc.nin:
         return ufunc
@@ -83,7 +87,7 @@ def _fresh(op, targets: dict) -> bool:
         return False
     if op in targets:
         return True
-    return not op.kwargs and (isinstance(op.fn, np.ufunc) or op.fn in UFUNCS
+    return not op.kwargs and (isinstance(op.fn, (np.ufunc, Fused)) or op.fn in UFUNCS
                               or op.fn in (operator.matmul, operator.pow)
                               or new_result(op))
 

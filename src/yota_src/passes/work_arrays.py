@@ -24,6 +24,7 @@ import operator
 import numpy as np
 
 from yota_src.core import primitives
+from yota_src.core.fused import Fused
 from yota_src.ir.tape import Call, Guard, Op, Tape, operands, readers
 from yota_src.passes import in_place
 from yota_src.passes.outputs import new_result
@@ -125,7 +126,7 @@ def _reads_only(reader: Op) -> bool:
         return True
     if not isinstance(reader, Call) or reader.fn in primitives.INDEX_STORES:
         return False
-    return isinstance(reader.fn, np.ufunc) or reader.fn in _UFUNCS \
+    return isinstance(reader.fn, (np.ufunc, Fused)) or reader.fn in _UFUNCS \
         or reader.fn in operator_reads or new_result(reader)
 
 
