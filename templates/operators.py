@@ -30,8 +30,11 @@ def mul(dy, y, a, b):
 
 @adjoint(operator.truediv, np.divide)
 def truediv(dy, y, a, b):
+    """`1 / b`'s gradient is `-dy * y * y`: a product where the quotient
+    `y / b` would divide again, and `b` need not be kept for it."""
     da = unbroadcast(dy / b, a)
-    db = -unbroadcast(dy * y / b, b)
+    one = is_static(a) and np.ndim(a) == 0 and a == 1
+    db = -unbroadcast(dy * y * y, b) if one else -unbroadcast(dy * y / b, b)
 
 
 @adjoint(operator.pow, np.power, np.float_power, pow, math.pow)

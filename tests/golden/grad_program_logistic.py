@@ -30,8 +30,7 @@ def grad_logistic(w, b, X, y):
     z = X @ w + b
     # golden_programs.py:38  return 1.0 / (1.0 + np.exp(-z))
     t38 = np.exp(-z)
-    t38_2 = 1.0 + t38
-    p = 1.0 / t38_2
+    p = 1.0 / (1.0 + t38)
     # golden_programs.py:43  return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
     t43 = 1 - y
     t43_2 = 1 - p
@@ -42,7 +41,7 @@ def grad_logistic(w, b, X, y):
     dt43_2 = t43_3 * t43 / t43_2
     dp = t43_3 * y / p - dt43_2
     # golden_programs.py:38  return 1.0 / (1.0 + np.exp(-z))
-    dz = dp * p / t38_2 * t38
+    dz = dp * p * p * t38
     # golden_programs.py:42  p = sigmoid(X @ w + b)
     db = dz.sum()
     dw = dz @ X

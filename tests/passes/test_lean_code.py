@@ -47,7 +47,7 @@ def test_flipped_signs_give_the_same_bits(rng):
     t1 = np.exp(-x)
     t2 = 1 + t1
     t3 = 1 / t2
-    assert np.array_equal(dx, -(-(t3 / t2) * t1))
+    assert np.array_equal(dx, -(-(t3 * t3) * t1))  # 1 / t2's gradient: -dy * t3 * t3
 
 
 # --- updates in place of dead temporaries (passes/in_place.py) -------------------
@@ -58,7 +58,9 @@ def test_a_large_chain_updates_its_dead_temporaries_in_place(rng):
     value, dx = df(x)
     p = 1 / (1 + np.exp(-x))
     assert np.isclose(value, p.sum()) and np.allclose(dx, p * (1 - p))
-    assert re.search(r"(t\d+)_3 /= \1_2", df.source) and "out=" in df.source
+    assert re.search(r"np\.divide\(1, (t\d+_2), out=\1\)", df.source), df.source  # any operand
+    assert re.search(r"(t\d+_2) \*= \1", df.source)
+    assert re.search(r"np\.exp\((t\d+), out=\1\)", df.source)
     small = ys.simplegrad(logistic_sum, x[:10]).source
     assert "out=" not in small and "/=" not in small  # small arrays keep the plainer code
 

@@ -266,3 +266,29 @@ def test_comparisons_and_strings_of_elements_keep_numpy_s_meaning(fn, point, cap
     value, dx = ys.simplegrad(fn, x)(x)
     assert value == fn(x) and type(value) is type(fn(x))
     assert np.allclose(dx, numerical_gradient(fn, (x,), 0))
+
+
+def flagged(x):
+    a, b, c = x[0], x[1], x[2]
+    d = b * (x.shape[0] > 2)  # `b * True`: a bool is no Python float's partner
+    return a * c + abs(d ** 0.5)
+
+
+def test_an_element_times_a_bool_stays_a_numpy_scalar():
+    df = ys.simplegrad(flagged, np.array([0.3, 4.0, 2.5]))
+    x = np.array([0.3, -4.0, 2.5])  # NumPy's square root of a negative: nan, not complex
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(df(x)[0]) and np.isnan(flagged(x))
+
+
+def two_reads_and_a_sum(x):
+    return x[0] * x[1] + np.sum(x ** 2)
+
+
+def test_unpacking_never_pins_a_length_the_code_reads_at_run_time():
+    df = ys.simplegrad(two_reads_and_a_sum, np.ones(4))  # half the positions read
+    assert ".tolist()" not in df.source
+    x = np.linspace(1.0, 2.0, 7)
+    value, dx = df(x)
+    assert value == two_reads_and_a_sum(x)
+    assert np.allclose(dx, numerical_gradient(two_reads_and_a_sum, (x,), 0))

@@ -39,8 +39,7 @@ def update_in_place(tape: Tape) -> Tape:
         if ufunc is None or not op.shape or op.dtype is None \
                 or np.prod(op.shape) * np.dtype(op.dtype).itemsize < MIN_BYTES:
             continue
-        places = range(len(op.args)) if isinstance(ufunc, Fused) else \
-            (0, 1) if ufunc in _COMMUTATIVE and len(op.args) == 2 else (0,)
+        places = range(len(op.args))  # any operand's buffer: `np.divide(1, t, out=t)`
         for place in places:
             buffer = op.args[place]
             if buffer not in written and buffer not in returned \
@@ -55,7 +54,7 @@ def update_in_place(tape: Tape) -> Tape:
             return op
         args = list(op.args)
         buffer = args[targets[original]]
-        if targets[original] == 1 and not isinstance(op.fn, Fused):  # commutative: `t += a`
+        if targets[original] == 1 and _ufunc(op) in _COMMUTATIVE:  # `t += a`, not `a + t`
             args.reverse()
         return Call(_ufunc(op), tuple(args), {"out": buffer}, op.shape, op.dtype, op.loc,
                     op.depends)

@@ -88,7 +88,9 @@ def _listed(reads: set) -> set:
     positions: dict[Op, set] = {}
     for op in reads:
         array, index = op.args
-        if len(array.shape) == 1 and type(array.shape[0]) is int and array.shape[0] <= 32:
+        fixed = array.dims is None or type(array.dims[0]) is int  # unpacking pins the length
+        if fixed and len(array.shape) == 1 and type(array.shape[0]) is int \
+                and array.shape[0] <= 32:
             positions.setdefault(array, set()).add(_as_tuple(index)[0] % array.shape[0])
     return {array for array, read in positions.items() if 2 * len(read) >= array.shape[0]}
 
@@ -181,8 +183,10 @@ def _takes_float(user, op: Op, floats: set, users: dict) -> bool:
     if user.fn in _COMPARISONS and not any(
             isinstance(arg, Op) and arg.shape for arg in user.args):
         return all(_takes_bool(reader) for reader in users.get(user, ()))
-    if user in floats or user.fn in _SAME_ON_FLOATS or user.fn in _COMPARISONS:
-        return True  # equal results, or NumPy's own operation on an array or NumPy scalar
+    if user in floats:
+        return True  # a Python float too, followed further
+    if user.fn in _SAME_ON_FLOATS or user.fn in _COMPARISONS:  # NumPy's own, on an array;
+        return any(isinstance(arg, Op) and arg.shape for arg in user.args)  # not `b * True`
     if user.fn in (operator.truediv, operator.pow, operator.mod, operator.floordiv):
         return any(isinstance(arg, Op) and bool(arg.shape) for arg in user.args)  # an array's
     if isinstance(user.fn, np.ufunc) or user.fn is np.array:                     # rules
