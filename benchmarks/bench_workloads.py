@@ -6,7 +6,10 @@ careful hand-written NumPy gradient, measured side by side in one process.
 For each workload: the forward pass alone, the hand-written gradient,
 `simplegrad`'s function and a cached `ys.grad` call, and, where installed
 (`pip install -e ".[bench]"`), HIPS autograd, `jax.jit(jax.value_and_grad)`
-and PyTorch on the CPU. Each repeat times every contender once, in turn
+and PyTorch on the CPU; with NumExpr installed (`pip install -e ".[fast]"`),
+a workload with an argument of 2^16 elements or more is also timed through
+`ys.grad` with its fused path forced on ("grad() fused", passes/fuse.py),
+to see whether it pays on this machine. Each repeat times every contender once, in turn
 (interleaved, so a noisy machine slows them alike); the report gives
 medians and their ratio to hand-written (lower is better). Every gradient is
 checked against the hand-written one before it is timed. Also: generation
@@ -17,10 +20,12 @@ time of `simplegrad`, and the peak memory one gradient call allocates
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
 import tracemalloc
+import types
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +36,7 @@ import peers  # noqa: E402
 import workloads  # noqa: E402
 
 import yota_src as ys  # noqa: E402
+from yota_src.passes import fuse  # noqa: E402
 
 
 def leaves(gradient) -> list:
@@ -61,10 +67,32 @@ def contenders(work) -> dict:
         "forward": lambda: work.loss(*args),
         "hand-written": lambda: work.by_hand(*args),
         "simplegrad": lambda: df(*args),
-        "grad()": lambda: _flat_grad(work.loss, args),
+        "grad()": lambda: ys.grad(work.loss, *args),  # timed as a training loop calls it
     }
+    found["grad()"].checked = lambda: _flat_grad(work.loss, args)  # (value, *gradients)
+    if fuse.AVAILABLE and any(np.size(arg) >= fuse.MIN_ELEMENTS for arg in args):
+        fused = _fused_copy(work.loss, args)
+        found["grad() fused"] = lambda: ys.grad(fused, *args)
+        found["grad() fused"].checked = lambda: _flat_grad(fused, args)
     found.update(peers.peers(work, args))
     return found, generation
+
+
+def _fused_copy(loss, args):
+    """`loss` again (its own cache entry), its gradient generated with the
+    fused path forced on (`YOTA_SRC_FUSE=1`), whatever this machine measures."""
+    copy = types.FunctionType(loss.__code__, loss.__globals__, loss.__name__,
+                              loss.__defaults__, loss.__closure__)
+    before = os.environ.get("YOTA_SRC_FUSE")
+    os.environ["YOTA_SRC_FUSE"] = "1"
+    try:
+        ys.grad(copy, *args)
+    finally:
+        if before is None:
+            del os.environ["YOTA_SRC_FUSE"]
+        else:
+            os.environ["YOTA_SRC_FUSE"] = before
+    return copy
 
 
 def _flat_grad(f, args):
@@ -85,7 +113,8 @@ def measure(work, repeats: int) -> None:
     found, generation = contenders(work)
     expected = found["hand-written"]()
     for name in found:
-        if name not in ("forward", "hand-written") and not same(found[name](), expected):
+        result = getattr(found[name], "checked", found[name])()
+        if name not in ("forward", "hand-written") and not same(result, expected):
             raise SystemExit(f"{work.name}: {name} disagrees with the hand-written gradient")
     for fn in found.values():  # warm: caches, jit compilation
         fn()
