@@ -36,7 +36,11 @@ import peers  # noqa: E402
 import workloads  # noqa: E402
 
 import yota_src as ys  # noqa: E402
-from yota_src.passes import fuse  # noqa: E402
+
+try:  # an older yota-src, measured for comparison, has no fused path
+    from yota_src.passes import fuse
+except ImportError:
+    fuse = None
 
 
 def leaves(gradient) -> list:
@@ -70,7 +74,7 @@ def contenders(work) -> dict:
         "grad()": lambda: ys.grad(work.loss, *args),  # timed as a training loop calls it
     }
     found["grad()"].checked = lambda: _flat_grad(work.loss, args)  # (value, *gradients)
-    if fuse.AVAILABLE and any(np.size(arg) >= fuse.MIN_ELEMENTS for arg in args):
+    if fuse is not None and fuse.AVAILABLE and any(np.size(arg) >= fuse.MIN_ELEMENTS for arg in args):
         fused = _fused_copy(work.loss, args)
         found["grad() fused"] = lambda: ys.grad(fused, *args)
         found["grad() fused"].checked = lambda: _flat_grad(fused, args)
