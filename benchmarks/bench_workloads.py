@@ -74,7 +74,8 @@ def contenders(work) -> dict:
         "grad()": lambda: ys.grad(work.loss, *args),  # timed as a training loop calls it
     }
     found["grad()"].checked = lambda: _flat_grad(work.loss, args)  # (value, *gradients)
-    if fuse is not None and fuse.AVAILABLE and any(np.size(arg) >= fuse.MIN_ELEMENTS for arg in args):
+    large = fuse is not None and any(np.size(arg) >= fuse.MIN_ELEMENTS for arg in args)
+    if large and fuse.AVAILABLE:
         fused = _fused_copy(work.loss, args)
         found["grad() fused"] = lambda: ys.grad(fused, *args)
         found["grad() fused"].checked = lambda: _flat_grad(fused, args)
