@@ -206,6 +206,34 @@ def check_other_sizes(program, args) -> None:
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
 
 
+def check_fast_code(source: str, shapes, seed: int, setup, same) -> None:
+    """ys.grad's code for the program, made under `setup(patch)` (a
+    pytest.MonkeyPatch: rewrites forced at every size), against simplegrad's
+    plain code, `same(got, want)` for each result; and the first call's
+    results neither changed nor shared by a later call on other data."""
+    import pytest
+
+    import yota_src as ys
+    from yota_src.errors import ControlFlowChanged
+
+    module = load_program(source)
+    args, other = arguments(shapes, seed), arguments(shapes, seed + 1)
+    with pytest.MonkeyPatch.context() as patch:
+        setup(patch)
+        expected = ys.simplegrad(module.program, *args)(*args)
+        value, first = ys.grad(module.program, *args)
+        kept = [np.copy(g) for g in first]
+        try:
+            _, later = ys.grad(module.program, *other)
+        except ControlFlowChanged:
+            _, later = ys.grad(module.program, *other, dynamic=True)
+    for got, want in zip((value, *first), expected):
+        same(got, want)
+    for g, k in zip(first, kept):
+        np.testing.assert_array_equal(g, k)
+        assert not any(np.shares_memory(g, each) for each in later)
+
+
 def arguments(shapes, seed: int):
     rng = np.random.default_rng(seed)
     return [rng.uniform(-1.0, 1.0, shape) for shape in shapes]

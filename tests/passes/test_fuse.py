@@ -9,11 +9,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from program_strategy import arguments, load_program, programs
+from program_strategy import check_fast_code, programs
 
 import yota_src as ys
 from yota_src.api import gradients
-from yota_src.errors import ControlFlowChanged
 from yota_src.passes import fuse, in_place, work_arrays
 
 numexpr = pytest.importorskip("numexpr", reason="numexpr (the `fast` extra) is not installed")
@@ -120,26 +119,14 @@ def test_random_programs_fused_everywhere_agree_with_plain_code(program, seed):
     """Random programs (loops, scatters, decisions, helpers) fused wherever
     the pass may fuse, with work arrays and updates in place at every size,
     against simplegrad's plain code: equal to rounding, results never shared."""
-    source, shapes = program
-    module = load_program(source)
-    args, other = arguments(shapes, seed), arguments(shapes, seed + 1)
-    with pytest.MonkeyPatch.context() as patch:
+    def everywhere(patch):
         patch.setenv("YOTA_SRC_FUSE", "1")
         patch.setattr(fuse, "MIN_ELEMENTS", 0)
         patch.setattr(in_place, "MIN_BYTES", 0)
         patch.setattr(work_arrays, "MIN_BYTES", 0)
-        expected = ys.simplegrad(module.program, *args)(*args)
-        value, first = ys.grad(module.program, *args)
-        kept = [np.copy(g) for g in first]
-        try:
-            _, later = ys.grad(module.program, *other)
-        except ControlFlowChanged:
-            _, later = ys.grad(module.program, *other, dynamic=True)
-    for got, want in zip((value, *first), expected):
-        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
-    for g, k in zip(first, kept):
-        np.testing.assert_array_equal(g, k)
-        assert not any(np.shares_memory(g, each) for each in later)
+
+    check_fast_code(*program, seed, everywhere, lambda got, want: np.testing.assert_allclose(
+        got, want, rtol=1e-9, atol=1e-12))
 
 
 # --- found by a hostile tester --------------------------------------------------------

@@ -9,10 +9,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from program_strategy import arguments, load_program, programs
+from program_strategy import check_fast_code, programs
 
 import yota_src as ys
-from yota_src.errors import ControlFlowChanged
 from yota_src.passes import in_place, work_arrays
 
 
@@ -94,24 +93,11 @@ def test_threads_never_share_a_set_of_work_arrays(rng, every_size):
 def test_work_arrays_change_no_bit_and_share_nothing(program, seed):
     """Random programs (loops, scatters, decisions, helpers) with a work array
     wherever the pass may put one, against the code without."""
-    source, shapes = program
-    module = load_program(source)
-    args, other = arguments(shapes, seed), arguments(shapes, seed + 1)
-    with pytest.MonkeyPatch.context() as patch:
+    def everywhere(patch):
         patch.setattr(in_place, "MIN_BYTES", 0)
         patch.setattr(work_arrays, "MIN_BYTES", 0)
-        expected = ys.simplegrad(module.program, *args)(*args)
-        value, first = ys.grad(module.program, *args)
-        kept = [np.copy(g) for g in first]
-        try:
-            _, later = ys.grad(module.program, *other)
-        except ControlFlowChanged:
-            _, later = ys.grad(module.program, *other, dynamic=True)
-    for got, want in zip((value, *first), expected):
-        np.testing.assert_array_equal(got, want)
-    for g, k in zip(first, kept):
-        np.testing.assert_array_equal(g, k)
-        assert not any(np.shares_memory(g, each) for each in later)
+
+    check_fast_code(*program, seed, everywhere, np.testing.assert_array_equal)
 
 
 # --- found by a hostile tester ------------------------------------------------------
