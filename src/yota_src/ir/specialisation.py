@@ -27,7 +27,6 @@ import numpy as np
 from yota_src.core.values import describe_dtype, is_array
 
 MISSING = object()  # what a global read that fell through to builtins saw
-_BY_VALUE = object()  # Dependency.identical of a dependency not tested by identity
 _VALUE_TYPES = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis),
                 np.generic, np.dtype, slice, range)
 
@@ -98,7 +97,6 @@ class Dependency:
     # `read` as an expression over constants, `("{0}.get({1}, {2})", (namespace,
     # "np", MISSING))`, which `all_hold` writes out rather than calling `read`
     reads: tuple[str, tuple] | None = None
-    identical: object = _BY_VALUE  # where `same` is `current is identical`: tested inline
 
     def holds(self) -> bool:
         try:
@@ -109,21 +107,30 @@ class Dependency:
             return False
 
 
-def dependency(what: str, read: Callable[[], object], value, listed: bool = True,
-               module=None, name: str | None = None,
-               reads: tuple[str, tuple] | None = None) -> Dependency:
+def dependency(what: str, read: Callable[[], object] | tuple[str, tuple], value,
+               listed: bool = True, module=None, name: str | None = None) -> Dependency:
     """A Dependency on `value` as `read()` gives it now, which is `name` of
     `module` (its namespace, for a global) where it is read from one. Checked
     on every cache hit, so the common kinds get a test cheaper than a new
     snapshot. `listed=False` keeps it out of a saved module's docstring (the
-    code of a function, which the module holds unrolled)."""
+    code of a function, which the module holds unrolled). `read` may be an
+    expression over constants (Dependency.reads), which every call tests inline."""
     expected = snapshot(value)
     file = module.get("__file__") if isinstance(module, dict) else getattr(module, "__file__", None)
-    identity = isinstance(expected, Same) or value is MISSING
+    reads = read if isinstance(read, tuple) else None
+    if reads is not None:
+        text, namespace = _read_expression(reads)
+        read = eval(f"lambda: {text}", namespace)  # noqa: S307 - our own template
     return Dependency(what, read, expected, describe(value), listed and worth_listing(value),
                       _quick_test(value, expected),
-                      (file, name) if isinstance(file, str) and name else None,
-                      reads, value if identity else _BY_VALUE)
+                      (file, name) if isinstance(file, str) and name else None, reads)
+
+
+def _read_expression(reads: tuple[str, tuple], prefix: str = "k") -> tuple[str, dict]:
+    """The text of a read (Dependency.reads), its constants named `k0`, `k1`, ..."""
+    template, constants = reads
+    names = [f"{prefix}{position}" for position in range(len(constants))]
+    return template.format(*names), dict(zip(names, constants))
 
 
 def _quick_test(value, expected) -> Callable | None:
@@ -175,15 +182,13 @@ def hold_test(dependencies) -> tuple[str, dict]:
     tests, namespace = [], {}
     for index, each in enumerate(dependencies):
         if each.reads is not None:
-            template, constants = each.reads
-            for position, constant in enumerate(constants):
-                namespace[f"k{index}_{position}"] = constant
-            read = template.format(*(f"k{index}_{position}" for position in range(len(constants))))
+            read, constants = _read_expression(each.reads, f"k{index}_")
+            namespace.update(constants)
         else:
             namespace[f"read{index}"] = each.read
             read = f"read{index}()"
-        if each.identical is not _BY_VALUE:
-            namespace[f"is{index}"] = each.identical
+        if isinstance(each.expected, Same):  # what `same` tests, written out
+            namespace[f"is{index}"] = each.expected.obj
             tests.append(f"{read} is is{index}")
         elif each.same is not None:
             namespace[f"same{index}"] = each.same

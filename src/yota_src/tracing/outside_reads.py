@@ -53,16 +53,15 @@ class OutsideReads:
             namespace = frame.globals
             module = namespace.get("__name__", "?")
             self.depend(("global", id(namespace), name), f"global {name} of {module}",
-                        lambda: namespace.get(name, MISSING),
+                        ("{0}.get({1}, {2})", (namespace, name, MISSING)),
                         value if origin is GLOBAL else MISSING, namespace, name,
-                        listed=module.split(".")[0] != GENERATED,  # api/nested_derivatives.py
-                        reads=("{0}.get({1}, {2})", (namespace, name, MISSING)))
+                        listed=module.split(".")[0] != GENERATED)  # api/nested_derivatives.py
             path = (module, ((ATTR, name),)) if origin is GLOBAL else None
             return self.outside_value(value, name, path)
         cell = origin
         self.depend(("cell", id(cell)), f"closure variable {name} of "
                     f"{getattr(frame.source.node, 'name', 'a lambda')}()",
-                    lambda: cell.cell_contents, value, reads=("{0}.cell_contents", (cell,)))
+                    ("{0}.cell_contents", (cell,)), value)
         return self.outside_value(value, name)
 
     def outside_value(self, value, name: str | None, path: tuple | None = None):
@@ -96,9 +95,8 @@ class OutsideReads:
             return value
         if not isinstance(obj, (list, dict, tuple, set, frozenset)):  # their snapshot has all
             self.depend(("attr", id(obj), name), f"attribute {name} of {describe(obj)}",
-                        lambda: getattr(obj, name), value,
-                        obj if isinstance(obj, types.ModuleType) else None, name,
-                        reads=("getattr({0}, {1})", (obj, name)))
+                        ("getattr({0}, {1})", (obj, name)), value,
+                        obj if isinstance(obj, types.ModuleType) else None, name)
         return self.outside_value(value, self.part_name(obj, name) or name,
                                   self.child_path(obj, (ATTR, name)))
 
@@ -138,17 +136,16 @@ class OutsideReads:
     # -- dependencies -------------------------------------------------------------
 
     def depend(self, key, what: str, read, value, module=None, name=None,
-               listed: bool = True, reads: tuple[str, tuple] | None = None) -> None:
-        """`read` gives the value again; `reads` writes it as an expression
-        (specialisation.Dependency), which every call tests inline."""
+               listed: bool = True) -> None:
+        """`read` gives the value again: a function, or an expression over
+        constants (specialisation.Dependency.reads) that every call tests inline."""
         if key not in self.dependencies:
-            self.dependencies[key] = dependency(what, read, value, listed, module, name, reads)
+            self.dependencies[key] = dependency(what, read, value, listed, module, name)
 
     def depend_on_code(self, fn: types.FunctionType) -> None:
         """A function inlined: its code may be replaced, its defaults rebound."""
         self.depend(("code", id(fn)), f"the code of {fn.__qualname__}()",
-                    lambda: fn.__code__, fn.__code__, listed=False,
-                    reads=("{0}.__code__", (fn,)))
+                    ("{0}.__code__", (fn,)), fn.__code__, listed=False)
         if fn.__defaults__ or fn.__kwdefaults__:
             self.depend(("defaults", id(fn)), f"defaults of {fn.__qualname__}()",
                         lambda: (fn.__defaults__, fn.__kwdefaults__),
@@ -290,7 +287,7 @@ class NoOutsideReads(OutsideReads):
         return item
 
     def depend(self, key, what: str, read, value, module=None, name=None,
-               listed: bool = True, reads: tuple[str, tuple] | None = None) -> None:
+               listed: bool = True) -> None:
         pass
 
     def depend_on_code(self, fn: types.FunctionType) -> None:
