@@ -93,32 +93,36 @@ def grad(f: Callable, *args, dynamic: bool = False,
     __tracebackhide__ = True  # noqa: F841 - as user_facing's entry, inline: grad is called often
     try:
         if type(f) is _FUNCTION and wrt is None and loops == "roll" and has_aux is False \
-                and not keywords:  # the call a training loop makes: straight to its code
-            for check, found in _checks.get(f, ()):
-                if check(_DEFAULT_OPTIONS, args):
-                    compiled = found[0] if len(found) == 1 else None  # (a stale one dropped)
-                    if compiled is not None and compiled.quick and compiled.fresh() \
-                            and not (dynamic and compiled.holds_output):
-                        try:
-                            result = compiled.function(*args)
-                        except ControlFlowChanged as error:
-                            if not dynamic:
-                                raise other_path(error) from None
-                            return _grad(f, args, dynamic, wrt, loops, has_aux, keywords,
-                                         skipped=id(compiled))  # another path: traced
-                        return result[0], GradientResult(result[1:], compiled)
-                    break
-        return _grad(f, args, dynamic, wrt, loops, has_aux, keywords)
+                and not keywords:  # the call a training loop makes: nothing to work out
+            fn, full_args, n_bound, options = f, args, 0, _DEFAULT_OPTIONS
+        else:
+            fn, full_args, n_bound, options = _call(f, args, wrt, loops, has_aux, keywords)
+        variants = None
+        for check, found in _checks.get(fn, ()):  # the first check the arguments pass
+            if check(options, full_args):
+                variants = found
+                break
+        skipped = None
+        if variants is not None and len(variants) == 1:  # the common hit, as _cache.find does
+            compiled = variants[0]
+            if compiled.quick and compiled.fresh() and not (dynamic and compiled.holds_output):
+                try:
+                    result = compiled.function(*full_args)
+                    return result[0], GradientResult(result[n_bound + 1:], compiled)
+                except ControlFlowChanged as error:
+                    if not dynamic:
+                        raise other_path(error) from None
+                    skipped = id(compiled)  # another path: traced, not run again
+        return _grad(fn, full_args, n_bound, options, variants, skipped, len(args), dynamic,
+                     wrt, loops, has_aux)
     except Exception as error:
         if not meant_for_user(error):
             raise
         raise without_internal_frames(error) from error.__cause__  # yota-src's frames left out
 
 
-def _grad(f: Callable, args: tuple, dynamic: bool, wrt, loops: str, has_aux: bool,
-          keywords: dict, skipped: int | None = None) -> tuple[Any, GradientResult]:
-    """`grad` from the cache's full key, tracing where nothing applies;
-    `skipped`, the id of a variant already run for this call, is not run again."""
+def _call(f: Callable, args: tuple, wrt, loops: str, has_aux: bool, keywords: dict) -> tuple:
+    """(the function, all its arguments, how many are bound, the call's options)."""
     if keywords:
         refuse_keywords("grad", keywords)
     if type(f) is _FUNCTION:
@@ -127,23 +131,15 @@ def _grad(f: Callable, args: tuple, dynamic: bool, wrt, loops: str, has_aux: boo
         fn, full_args, n_bound = target(f, args)
     options = _DEFAULT_OPTIONS if n_bound == 0 and wrt is None and loops == "roll" \
         and has_aux is False else (n_bound, _hashable_wrt(wrt), loops, has_aux_option(has_aux))
-    variants = None
-    for check, found in _checks.get(fn, ()):  # the first check the arguments pass
-        if check(options, full_args):
-            variants = found
-            break
-    if skipped is None and variants is not None and len(variants) == 1:  # as _cache.find does
-        compiled = variants[0]
-        if not compiled.draws and not (dynamic and compiled.holds_output) and compiled.fresh():
-            try:
-                result = compiled.function(*full_args)
-                return result[0], GradientResult(result[n_bound + 1:], compiled)
-            except ControlFlowChanged as error:
-                if not dynamic:
-                    raise other_path(error) from None
-                skipped = id(compiled)
+    return fn, full_args, n_bound, options
+
+
+def _grad(fn: Callable, full_args: tuple, n_bound: int, options: tuple, variants, skipped,
+          n_args: int, dynamic: bool, wrt, loops: str, has_aux: bool) -> tuple[Any, GradientResult]:
+    """`grad` from the cache's full key, tracing where nothing applies;
+    `skipped`, the id of a variant already run for this call, is not run again."""
     tried = {skipped} if skipped is not None else set()
-    wrt_args = wrt_indices(wrt, len(args), n_bound, fn, full_args)
+    wrt_args = wrt_indices(wrt, n_args, n_bound, fn, full_args)
     loops = loops_option(loops)
     has_aux = has_aux_option(has_aux)
     key = (fn, signature_key(full_args), wrt_args, loops, has_aux)
