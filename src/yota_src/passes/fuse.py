@@ -68,12 +68,13 @@ _POWERS = (2, 3, 4)  # the exponents NumExpr multiplies out, as NumPy's `x ** 2`
 
 
 def fuse_elementwise(tape: Tape) -> Tape:
-    if not AVAILABLE or not any(_elementwise(op) and _large(op) for op in tape.ops) \
-            or not pays():
+    if not AVAILABLE:
+        return tape
+    fusible = {op for op in tape.ops if _elementwise(op)}
+    if not any(_large(op) for op in fusible) or not pays():
         return tape
     users = readers(tape.ops, tape.output)
     returned = set(iter_refs(tape.output))
-    fusible = {op for op in tape.ops if _elementwise(op)}
 
     def joins(op: Op) -> bool:
         """`op` is written into the expressions of its readers."""

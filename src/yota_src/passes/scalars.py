@@ -52,9 +52,9 @@ def python_scalars(tape: Tape) -> Tape:
     lists: dict[Op, Call] = {}  # an array read as a list -> its `x.tolist()`
 
     def visit(op: Op, forward: bool, original: Op):
+        made = ()  # ops placed before it: the list its element is read from
         if original in reads:
             array, index = op.args
-            made = ()
             if original.args[0] in listed:  # `a, b, c = x.tolist()` (codegen unpacks it)
                 whole = lists.get(original.args[0])
                 if whole is None:
@@ -70,13 +70,9 @@ def python_scalars(tape: Tape) -> Tape:
             else:
                 op = Call(primitives.element, (array, *_as_tuple(index)), {}, op.shape,
                           op.dtype, op.loc, op.depends)
-            if made:
-                return (*made, op) if original not in returned else (
-                    *made, op, Call(np.float64, (op,), {}, op.shape, op.dtype, op.loc,
-                                    op.depends))
         if original in returned:  # the primal returned a NumPy scalar
-            return op, Call(np.float64, (op,), {}, op.shape, op.dtype, op.loc, op.depends)
-        return op
+            return *made, op, Call(np.float64, (op,), {}, op.shape, op.dtype, op.loc, op.depends)
+        return (*made, op) if made else op
 
     return rewrite(tape, visit)
 
@@ -180,13 +176,13 @@ def _takes_float(user, op: Op, floats: set, users: dict) -> bool:
     if not isinstance(user, Call) or not all(
             each in floats or _alike(each) for each in operands(user)):
         return False
-    if user.fn in _COMPARISONS and not any(
-            isinstance(arg, Op) and arg.shape for arg in user.args):
+    on_array = any(isinstance(arg, Op) and arg.shape for arg in user.args)
+    if user.fn in _COMPARISONS and not on_array:  # a Python bool
         return all(_takes_bool(reader) for reader in users.get(user, ()))
     if user in floats:
         return True  # a Python float too, followed further
-    if user.fn in _SAME_ON_FLOATS or user.fn in _COMPARISONS:  # NumPy's own, on an array;
-        return any(isinstance(arg, Op) and arg.shape for arg in user.args)  # not `b * True`
+    if user.fn in _SAME_ON_FLOATS or user.fn in _COMPARISONS:
+        return on_array  # NumPy's own operation on an array; not `b * True`
     if user.fn in (operator.truediv, operator.pow, operator.mod, operator.floordiv):
         return any(isinstance(arg, Op) and bool(arg.shape) for arg in user.args)  # an array's
     if isinstance(user.fn, np.ufunc) or user.fn is np.array:                     # rules
