@@ -37,9 +37,7 @@ def grad_logistic(w, b, X, y):
     out = -(y * np.log(p) + t43 * np.log(t43_2)).mean()
     # backward
     # golden_programs.py:43  return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
-    t43_3 = -1.0 / M
-    dt43_2 = t43_3 * t43 / t43_2
-    dp = t43_3 * y / p - dt43_2
+    dp = -1.0 / M * (y / p - t43 / t43_2)
     # golden_programs.py:38  return 1.0 / (1.0 + np.exp(-z))
     dz = dp * p * p * t38
     # golden_programs.py:42  p = sigmoid(X @ w + b)

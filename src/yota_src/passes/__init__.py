@@ -26,6 +26,7 @@ from yota_src.passes.outputs import own_outputs
 from yota_src.passes.roll import roll_loops
 from yota_src.passes.run_time_counts import settle_counts
 from yota_src.passes.scalars import python_scalars
+from yota_src.passes.scales import defer_scales
 from yota_src.passes.seeds import fold_seeds
 from yota_src.passes.simplify import simplify
 from yota_src.passes.work_arrays import use_work_arrays
@@ -40,7 +41,8 @@ BACKWARD_PASSES = (fold_seeds, keep_masked_zeros, simplify, eliminate_common_sub
                                   accumulate_scatters, eliminate_dead_code,
                                   in_branch_arms(simplify, eliminate_common_subexpressions,
                                                  eliminate_dead_code)),
-                   accumulate_scatters, gather_scalars, eliminate_dead_code, python_scalars,
+                   accumulate_scatters, gather_scalars, eliminate_dead_code, defer_scales,
+                   python_scalars,
                    own_outputs, eliminate_dead_code, update_in_place)
 
 # Rewrites for host arrays: reading elements as Python floats would copy them
