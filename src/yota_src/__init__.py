@@ -7,6 +7,7 @@ from yota_src.api import (
     GradientResult,
     Pullback,
     check_grad,
+    compute,
     derivative,
     diffrule,
     grad,
@@ -26,5 +27,5 @@ from yota_src.version import __version__ as __version__
 Tape.compiler = staticmethod(codegen.compile_forward)  # the pipeline's last stage, wired here
 
 __all__ = ["grad", "simplegrad", "vjp", "jvp", "hvp", "hessian", "jacobian", "derivative",
-           "trace", "update", "check_grad", "diffrule", "nodiff", "errors", "GradientResult",
-           "GradFunction", "Pullback", "Tape"]
+           "trace", "update", "compute", "check_grad", "diffrule", "nodiff", "errors",
+           "GradientResult", "GradFunction", "Pullback", "Tape"]

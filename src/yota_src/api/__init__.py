@@ -25,12 +25,12 @@ it through a hook, installed here whenever the API is imported.
 from yota_src.api import nested_derivatives
 from yota_src.api.finite_differences import check_grad, numerical_gradient
 from yota_src.api.gradients import diffrule, grad, simplegrad, trace, update, vjp
-from yota_src.api.results import GradFunction, GradientResult, Pullback
+from yota_src.api.results import GradFunction, GradientResult, Pullback, compute
 from yota_src.api.transforms import derivative, hessian, hvp, jacobian, jvp
 from yota_src.core.registry import nodiff
 
-__all__ = ["grad", "simplegrad", "vjp", "jvp", "hvp", "hessian", "jacobian", "derivative",
-           "trace", "update", "check_grad", "diffrule", "nodiff", "GradientResult",
+__all__ = ["grad", "simplegrad", "compute", "vjp", "jvp", "hvp", "hessian", "jacobian",
+           "derivative", "trace", "update", "check_grad", "diffrule", "nodiff", "GradientResult",
            "GradFunction", "Pullback", "numerical_gradient"]
 
 nested_derivatives.install()  # ys.grad inside a traced function: the interpreter asks here

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from yota_src import codegen, passes
-from yota_src.api.arguments import generators_in
+from yota_src.api.arguments import generators_in, parameter_names
 from yota_src.api.loss import require_aux, require_scalar
 from yota_src.api.results import Compiled
 from yota_src.api.sizes import probe_arguments
@@ -28,16 +28,17 @@ from yota_src.api.transform_tapes import KINDS, result_only, without_cotangent
 from yota_src.api.unrolling import unroll
 from yota_src.api.user_facing import errors_at_user_lines
 from yota_src.codegen import loader
-from yota_src.core.primitives import is_output, store_in_argument
-from yota_src.core.values import containers_in, stackable
+from yota_src.core.primitives import display_name, is_output, store_in_argument
+from yota_src.core.values import containers_in, flatten, stackable
 from yota_src.differentiate import cotangents
 from yota_src.differentiate.sweep import differentiate
-from yota_src.errors import ControlFlowChanged, MutationError, YotaError
+from yota_src.errors import ControlFlowChanged, MutationError, UnsupportedSyntaxError, YotaError
 from yota_src.ir.signature import Signature
 from yota_src.ir.tape import Call, Tape
 from yota_src.passes import eliminate_dead_code, optimize, optimize_forward
 from yota_src.passes.dce import without_unread
-from yota_src.tracing import Unroller, array_library
+from yota_src.tracing import Unroller, array_library, samples
+from yota_src.tracing.source import unwrap
 from yota_src.tracing.traced import values_of
 
 DUMP = os.environ.get("YOTA_SRC_DUMP") == "1"
@@ -64,6 +65,9 @@ def build(fn: Callable, args: tuple, wrt_args: frozenset, loops: str = "roll",
     differentiated argument's gradient is the result). `sizes`: the arrays'
     sizes are read at run time where the module, made again at other sizes,
     reads the same (sizes.py); else it is made for the example's sizes."""
+    if any(samples.is_dask(leaf) for arg in args for _, leaf in flatten(arg)):
+        _refuse_for_dask(fn, args, pullback, kind)
+        args, work_arrays, sizes = samples.sampled(args), False, True  # (samples.py)
     options = (fn, args, wrt_args, loops, work_arrays, has_aux, pullback, kind, sizes)
     if kind == "gradient" and not pullback and loops == "roll" \
             and any(stackable(part) for arg in args for part in containers_in(arg)):
@@ -92,14 +96,46 @@ def _built(fn: Callable, args: tuple, wrt_args: frozenset, loops: str, work_arra
            has_aux: bool, pullback: bool, kind: str, sizes: bool, rows: bool,
            branches: bool = True) -> Compiled:
     options = (wrt_args, loops, work_arrays, has_aux, pullback, kind, branches, rows)
+    dask = bool(samples.marked(args))  # traced on a sample: its sizes must be read at run time
     if sizes:
         try:
             made = _made(fn, args, *options, dims=True)
-        except Exception:  # noqa: BLE001 - made for the example's sizes, which raises
+        except Exception as error:  # noqa: BLE001 - made for the example's sizes, which raises
+            if dask and isinstance(error, YotaError) and not isinstance(error, ControlFlowChanged):
+                raise  # (the user's to act on: what Dask lacks, what cannot be differentiated)
+            if dask:
+                raise _sizes_fixed(fn, "") from error
             return _loaded(fn, args, _made(fn, args, *options, dims=False), pullback)
+        if dask and made.unroller.random_states:
+            raise _sizes_fixed(fn, "it draws random numbers, which the client would draw as "
+                               "NumPy arrays of the data's size; ")
         if _serves_other_sizes(fn, args, options, made):
             return _loaded(fn, args, made, pullback)
+        if dask:
+            raise _sizes_fixed(fn, "its code holds a size as a number (a size used as a value, "
+                               "or handed to code yota-src does not follow); ")
     return _loaded(fn, args, _made(fn, args, *options, dims=False), pullback)
+
+
+def _refuse_for_dask(fn: Callable, args: tuple, pullback: bool, kind: str) -> None:
+    """Dask arrays that no module serves (of unknown sizes, of CuPy chunks,
+    beside CuPy arrays), and what is written for them only as a gradient."""
+    array_library.library_of(parameter_names(unwrap(fn), len(args)), args)
+    if pullback or kind != "gradient":
+        raise UnsupportedSyntaxError(
+            f"{'ys.vjp' if pullback else f'a {kind} transform'} of {display_name(fn)} over Dask "
+            "arrays: yota-src writes gradients for Dask (ys.grad, ys.simplegrad)",
+            hint="Compute the arrays (x.compute()) to use it on NumPy arrays.")
+
+
+def _sizes_fixed(fn: Callable, why: str) -> UnsupportedSyntaxError:
+    """The refusal of a gradient for Dask arrays that cannot serve them: it
+    was traced on a small sample of them, and must read their sizes."""
+    return UnsupportedSyntaxError(
+        f"the gradient of {display_name(fn)} cannot be written for Dask arrays: {why}it is "
+        "traced on a small sample of them, and must serve the whole arrays, whatever "
+        "their sizes", hint="Compute the arrays (x.compute()) if they fit in memory, or "
+        "write the function so that it reads every size from the arrays (x.shape).")
 
 
 def _serves_other_sizes(fn: Callable, args: tuple, options: tuple, made: Made) -> bool:
@@ -108,11 +144,13 @@ def _serves_other_sizes(fn: Callable, args: tuple, options: tuple, made: Made) -
     facts = made.tape.signature.dims
     library = made.forward.signature.library
     host = array_library.on_host(args) if library != array_library.NUMPY else args
+    dask = samples.marked(args)
     def same_at(probe) -> bool | None:
         """Whether the module made at `probe` reads the same (None: it cannot
         be made at those sizes)."""
         try:
-            again = _made(fn, array_library.in_library(probe, library), *options,
+            again = _made(fn, samples.marking(probe, dask) if dask else
+                          array_library.in_library(probe, library), *options,
                           dims=True, dump=False)
         except Exception:  # noqa: BLE001 - it cannot run at these sizes
             return None

@@ -8,6 +8,7 @@ and an int passed to a named parameter a trip count read at run time.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 import numpy as np
@@ -30,7 +31,7 @@ from yota_src.errors import SourceUnavailableError
 from yota_src.ir.dims import DimFacts
 from yota_src.ir.signature import Signature, signature_key
 from yota_src.ir.specialisation import describe_outside
-from yota_src.tracing import Unroller, array_library, counts, inlinable, rewind
+from yota_src.tracing import Unroller, array_library, counts, inlinable, rewind, samples
 from yota_src.tracing.row_lists import row_list
 from yota_src.tracing.source import function_source, unwrap
 from yota_src.tracing.traced import Traced
@@ -98,7 +99,7 @@ def _signature(plain: Callable, args: tuple, source, rows: bool) -> tuple[Signat
     signature's key is the arguments the code takes."""
     params = parameter_names(plain, len(args))
     library = array_library.library_of(params, args)
-    passed = args  # what the code takes: device arrays, for CuPy
+    passed = args  # what the code takes: device arrays, for CuPy; Dask's samples, for Dask
     if library != array_library.NUMPY:
         args = array_library.on_host(args)  # traced on the host; the code runs on the device
     elif rows:
@@ -109,6 +110,11 @@ def _signature(plain: Callable, args: tuple, source, rows: bool) -> tuple[Signat
                              library=library)
     if passed is not args:
         signature.key = signature_key(passed)
+    if library == array_library.DASK:  # its guards take Dask arrays there
+        where = samples.marked(passed)
+        signature.leaves = [[dataclasses.replace(leaf, type=samples.DaskSample)
+                             if (index, leaf.path) in where else leaf for leaf in leaves]
+                            for index, leaves in enumerate(signature.leaves)]
     return signature, args
 
 

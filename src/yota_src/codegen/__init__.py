@@ -18,7 +18,7 @@ import of yota_src. The module's parts are written by rooms of their own:
     names.py         the name each value is read by, or folded in its place
     layout.py        lines fitted to the line limit; messages quoted
     formatter_spelling.py  spellings within lines as ruff format and black write them
-    respell.py       the module respelled for CuPy
+    respell.py       the module respelled for CuPy or Dask
     loader.py        text -> function, and files written atomically
 """
 
@@ -43,11 +43,11 @@ def generate(tape: Tape, kind: str = "gradient") -> tuple[str, dict]:
 
     The text holds a snapshot of each array the primal read from its globals
     or closures; an in-process loader binds the names to the live arrays.
-    Code for CuPy arguments is written for NumPy, then respelled.
+    Code for CuPy or Dask arguments is written for NumPy, then respelled.
     """
     text, constants = numpy_module(tape, kind)
-    if tape.signature.library == array_library.CUPY:
-        text = respell.respell(text, function_name(tape, kind))
+    if tape.signature.library != array_library.NUMPY:
+        text = respell.respell(text, function_name(tape, kind), tape.signature.library)
     return text, constants
 
 

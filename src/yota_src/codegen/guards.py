@@ -48,6 +48,7 @@ from yota_src.core.values import (
 from yota_src.ir.signature import Container
 from yota_src.ir.tape import Guard, Tape
 from yota_src.tracing import array_library
+from yota_src.tracing.samples import DaskSample
 
 
 class Check(NamedTuple):
@@ -173,6 +174,8 @@ class Guards:
         importing the user's module is compared by its qualified name."""
         if cls is np.ndarray and self.sig.library == array_library.NUMPY:
             return f"type({expr}) is not {self.spell.guard_type()}"
+        if cls is DaskSample:  # (respelled under the module's alias)
+            return f"type({expr}) is not dask.array.Array"
         path = primitives.function_path(cls)
         if path is not None and path.startswith("math."):
             self.spell.imports.add("import math")
@@ -245,8 +248,10 @@ class Guards:
         leaf, whose sizes read at run time are free; `shape_only`: its type
         and dtype are known)."""
         kind = cls.__qualname__
-        if self.sig.library != array_library.NUMPY and cls is np.ndarray:  # either is `ndarray`
+        if self.sig.library == array_library.CUPY and cls is np.ndarray:  # either is `ndarray`
             kind = f"{self.sig.library}.{kind}"
+        if cls is DaskSample:
+            kind = "dask.array.Array"
         test = f"{code}.shape != {shape!r}"
         if rows is not None:
             test = f"{code}.shape[1:] != {shape[1:]!r}" if len(shape) > 1 \

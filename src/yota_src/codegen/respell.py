@@ -1,10 +1,17 @@
-"""A module written for NumPy, respelled for CuPy.
+"""A module written for NumPy, respelled for CuPy or Dask.
 
 The trace runs on the host and codegen writes NumPy; for CuPy arguments the
 text is then respelled token by token, `np.exp` as `cp.exp`, SciPy's names
 as cupyx.scipy's, `np.add.at` as `cupyx.scatter_add`, comments and strings
 left as written. Each respelled name is looked up in the imported CuPy, so a
 function CuPy lacks is refused when the code is generated, not when it runs.
+
+For Dask arrays, NumPy's functions dispatch to Dask's through the array
+protocols, and stay as they are; each is looked up in the imported
+dask.array all the same, and one it lacks is refused (Dask would compute
+the whole array into the client's memory to run it). What makes an array
+from sizes alone, which no protocol can dispatch (`np.zeros((M, N))`), is
+respelled `da.zeros`, as is the guards' `dask.array.Array`.
 """
 
 from __future__ import annotations
@@ -13,8 +20,10 @@ import importlib
 import io
 import tokenize
 
+import numpy as np
+
 from yota_src.errors import UnsupportedSyntaxError
-from yota_src.tracing.array_library import CUPY
+from yota_src.tracing.array_library import CUPY, DASK
 
 # Host spellings whose device counterpart has another name, or another
 # module: CuPy has no ufunc.at in older versions, and cupyx.scatter_add
@@ -23,20 +32,23 @@ _DEVICE_SPELLINGS = {"np.add.at": "cupyx.scatter_add"}
 # SciPy's modules, found on the device under cupyx.scipy.
 _SCIPY = "scipy."
 
-def respell(source: str, generated_name: str) -> str:
+def respell(source: str, generated_name: str, library: str = CUPY) -> str:
     """`source`, a module written for NumPy, written for CuPy: `np.` names
     become `cp.` names (`cupy.` where the module already uses the name `cp`),
     SciPy's become cupyx.scipy's, and np.add.at becomes cupyx.scatter_add.
     Each name is looked up in the imported CuPy, and one it lacks is refused.
-    Comments and strings (the user's source lines, messages) stay as written."""
+    For Dask (`library`), as the module says. Comments and strings (the
+    user's source lines, messages) stay as written."""
     tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
-    spelling = _Spelling({token.string for token in tokens if token.type == tokenize.NAME},
-                         generated_name)
+    taken = {token.string for token in tokens if token.type == tokenize.NAME}
+    spelling = _Spelling(taken, generated_name) if library == CUPY \
+        else _DaskSpelling(taken, generated_name)
     edits = []  # (start, end, text), in order
     index = 0
     while index < len(tokens):
         chain, end = _dotted(tokens, index)
-        if _respelled(chain) and not _after_dot(tokens, index) and not _in_import(tokens, index):
+        if spelling.respelled(chain) and not _after_dot(tokens, index) \
+                and not _in_import(tokens, index):
             edits.append((tokens[index].start, tokens[end - 1].end,
                           spelling.of(".".join(chain))))
             index = end
@@ -60,6 +72,9 @@ class _Spelling:
             raise UnsupportedSyntaxError(
                 f"{generated_name} uses both `cp` and `cupy` as names, which its CuPy module "
                 "needs", hint="Rename the parameter or variable called cp or cupy.")
+
+    def respelled(self, chain: list[str]) -> bool:
+        return len(chain) > 1 and chain[0] == "np" or len(chain) > 2 and chain[0] == "scipy"
 
     def of(self, host: str) -> str:
         if host not in self.spelled:
@@ -104,8 +119,66 @@ def _dotted(tokens: list, index: int) -> tuple[list[str], int]:
     return chain, end
 
 
-def _respelled(chain: list[str]) -> bool:
-    return len(chain) > 1 and chain[0] == "np" or len(chain) > 2 and chain[0] == "scipy"
+class _DaskSpelling(_Spelling):
+    """How the Dask module names each NumPy name: as it is where Dask's
+    arrays dispatch it (`np.exp`, `np.outer`, `np.float64`), `da.` where
+    nothing can (`da.zeros`), and `dask.array.` names under one alias."""
+
+    def __init__(self, taken: set, generated_name: str):
+        self.taken, self.generated_name = set(taken), generated_name
+        self.spelled, self.imports = {}, {}
+        self.alias = "da" if "da" not in taken else self._alias("dask.array")
+
+    def respelled(self, chain: list[str]) -> bool:
+        return super().respelled(chain) or len(chain) > 2 and chain[:2] == ["dask", "array"]
+
+    def _spell(self, host: str) -> str:
+        parts = host.split(".")
+        if parts[:2] == ["dask", "array"]:
+            return self._dask(parts[2:])
+        value = _resolve_host(host)
+        if parts[0] == "np" and (isinstance(value, (type, np.dtype, float, int))
+                                 or host == "np.newaxis"):
+            return host  # a type, a dtype or a constant: the same in Dask's code
+        if isinstance(value, np.ufunc) and (len(parts) == 2 or parts[0] == "scipy"):
+            return host  # elementwise: Dask's arrays take every ufunc
+        if parts[0] == "np" and len(parts) == 2 and parts[1] in _MADE_HERE:
+            return self._dask(parts[1:], host)
+        if parts[0] == "np" and _resolve(".".join(["dask", "array", *parts[1:]])) is not None:
+            return host  # dispatched to Dask's own through the array protocol
+        raise self._lacking(host)
+
+    def _dask(self, parts: list[str], host: str | None = None) -> str:
+        if _resolve(".".join(["dask", "array", *parts])) is None:
+            raise self._lacking(host or ".".join(["dask", "array", *parts]))
+        self.imports["dask.array"] = self.alias
+        return ".".join([self.alias, *parts])
+
+    def _lacking(self, host: str) -> UnsupportedSyntaxError:
+        scatter = " (np.add.at and other scatters write into an array in place)" \
+            if host.endswith(".at") else ""
+        return UnsupportedSyntaxError(
+            f"{self.generated_name} needs {host}, which the Dask imported here has no "
+            f"dask.array counterpart of{scatter}",
+            hint="Generate the gradient for NumPy arrays (x.compute() for each argument), or "
+                 "write the function with operations dask.array has.")
+
+
+# NumPy's functions that make an array from sizes alone, or from values as
+# they are (np.array(t), which would compute a Dask array into memory): no
+# array protocol dispatches them, and Dask spells them `da.`
+_MADE_HERE = frozenset({"zeros", "ones", "full", "empty", "arange", "eye", "linspace",
+                        "identity", "tri", "array", "asarray", "asanyarray"})
+
+
+def _resolve_host(dotted: str):
+    """What `np.linalg.solve` or `scipy.special.erf` names here, or None."""
+    root, *parts = dotted.split(".")
+    value = np if root == "np" else _resolve(dotted)
+    if root == "np":
+        for part in parts:
+            value = getattr(value, part, None)
+    return value
 
 
 def _after_dot(tokens: list, index: int) -> bool:
@@ -155,6 +228,8 @@ def _with_imports(source: str, imports: dict) -> str:
     kept = [lines[i] for i in block if _still_used(lines[i], used)]
     device = [f"import {module}" + (f" as {alias}" if alias else "")
               for module, alias in sorted(imports.items(), key=lambda item: item[0] != CUPY)]
+    if DASK in "".join(imports):  # beside NumPy, which the Dask module still names
+        return "\n".join(rest[:block[0]] + kept + device + rest[block[0]:])
     return "\n".join(rest[:block[0]] + device + kept + rest[block[0]:])
 
 

@@ -33,7 +33,7 @@ _OPAQUE = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType
 
 
 def is_array(value) -> bool:
-    """An array of NumPy or of a library following its interface (CuPy).
+    """An array of NumPy or of a library following its interface (CuPy, Dask).
     Asked of the type, so a class (np.float32) or an object whose attribute
     lookup raises something else (a dict with `__getattr__ = dict.__getitem__`)
     is no array."""
@@ -42,7 +42,8 @@ def is_array(value) -> bool:
     kind = type(value)
     if kind is type or not hasattr(kind, "shape"):
         return False
-    return hasattr(kind, "__array_namespace__") or kind.__module__.partition(".")[0] == "cupy"
+    return hasattr(kind, "__array_namespace__") or kind.__module__.partition(".")[0] == "cupy" \
+        or kind.__name__ == "Array" and kind.__module__.startswith("dask.array")
 
 
 def kind_of(value) -> str:

@@ -6,9 +6,15 @@ rule, pass and guard is then the tested NumPy code, and what the trace reads
 of values (shapes, branch outcomes, counts) does not depend on the device.
 The module written from it is then respelled for CuPy (codegen/respell.py).
 
-CuPy is never imported here: an argument that is a CuPy array means the
-user has imported it already, and `cupy.get_array_module` (as CuPy advises
-for code serving both libraries) says which library an array belongs to.
+Dask arrays are the third library: their data may not fit in the client's
+memory, so the trace runs on a small sample of them (samples.py), and the
+module, which reads its sizes at run time, serves the whole arrays lazily.
+NumPy arrays may sit beside them (small weights, huge data).
+
+Neither CuPy nor Dask is imported here: an argument that is one of their
+arrays means the user has imported it already, and `cupy.get_array_module`
+(as CuPy advises for code serving both libraries) says which library an
+array belongs to.
 """
 
 from __future__ import annotations
@@ -21,14 +27,21 @@ import numpy as np
 from yota_src.core.values import flatten, is_array, path_expression, rebuild
 from yota_src.errors import UnsupportedSyntaxError, YotaError
 from yota_src.ir.specialisation import Dependency, describe
+from yota_src.tracing.samples import DaskSample, is_dask, sampled
 
-NUMPY, CUPY = "numpy", "cupy"
+NUMPY, CUPY, DASK = "numpy", "cupy", "dask"
 DEVICE_PACKAGES = frozenset({"cupy", "cupyx"})  # whose functions the host trace maps to NumPy's
 
 
 class MixedArrayLibraries(YotaError, TypeError):
-    """NumPy and CuPy arrays among the arguments of one call: no generated
-    module runs on both. A TypeError, as a wrong argument type is."""
+    """NumPy and CuPy arrays among the arguments of one call, or CuPy and
+    Dask: no generated module runs on both. A TypeError, as a wrong argument
+    type is."""
+
+
+class UnknownSizes(YotaError, ValueError):
+    """A Dask array whose chunk sizes are unknown (after a boolean mask, say):
+    the code reads sizes, and Dask says them only once computed."""
 
 
 def device_module(value) -> types.ModuleType | None:
@@ -49,34 +62,68 @@ def is_ndarray(value) -> bool:
 
 
 def library_of(params: list[str], args: tuple) -> str:
-    """NUMPY or CUPY: where the arguments' arrays live. Arrays of both are
-    refused, naming one of each: no generated code can run on both."""
+    """NUMPY, CUPY or DASK: where the arguments' arrays live (Dask where any
+    is a Dask array: NumPy ones beside them join its graph). Arrays of NumPy
+    and CuPy, or of CuPy and Dask, are refused, naming one of each: no
+    generated code runs on both; so are Dask arrays of unknown sizes."""
     first: dict[str, str] = {}
     for index, arg in enumerate(args):
         for path, leaf in flatten(arg):
             if not is_array(leaf):
                 continue
-            library = CUPY if device_module(leaf) is not None else NUMPY
+            library = CUPY if device_module(leaf) is not None else DASK \
+                if is_dask(leaf) or isinstance(leaf, DaskSample) else NUMPY
+            if library == DASK and is_dask(leaf):
+                _require_dask_leaf(leaf, _named(params, index, path))
             if library not in first:  # (named once: a list of 10,000 arrays is 10,000 leaves)
-                name = params[index] if index < len(params) else f"argument {index}"
-                first[library] = path_expression(name, path)
-    if len(first) > 1:
+                first[library] = _named(params, index, path)
+    if CUPY in first and len(first) > 1:
+        other = NUMPY if NUMPY in first else DASK
         raise MixedArrayLibraries(
-            f"{first[CUPY]} is a CuPy array and {first[NUMPY]} a NumPy array: the generated "
-            "code runs on one library",
+            f"{first[CUPY]} is a CuPy array and {first[other]} a {_NAMES[other]} array: the "
+            "generated code runs on one library",
             hint="Move the arrays to one of them first: cupy.asarray(a) puts a NumPy array on "
-                 "the device, cupy.asnumpy(a) brings one back.")
-    return CUPY if CUPY in first else NUMPY
+                 "the device, cupy.asnumpy(a) brings one back." if other == NUMPY else
+                 "A Dask array of CuPy chunks is not supported: use Dask arrays of NumPy "
+                 "chunks, or CuPy arrays alone.")
+    return CUPY if CUPY in first else DASK if DASK in first else NUMPY
+
+
+_NAMES = {NUMPY: "NumPy", CUPY: "CuPy", DASK: "Dask"}
+
+
+def _named(params: list[str], index: int, path: tuple) -> str:
+    return path_expression(params[index] if index < len(params) else f"argument {index}", path)
+
+
+def _require_dask_leaf(array, name: str) -> None:
+    """A Dask array the code can serve: NumPy chunks of known sizes."""
+    if device_module(getattr(array, "_meta", None)) is not None:
+        raise MixedArrayLibraries(
+            f"{name} is a Dask array of CuPy chunks: the generated code runs on one library",
+            hint="Use Dask arrays of NumPy chunks, or CuPy arrays alone.")
+    if any(size != size for size in array.shape):  # NaN: a size Dask does not know yet
+        raise UnknownSizes(
+            f"{name} is a Dask array of unknown chunk sizes (shape {array.shape}): the "
+            "gradient's code reads its sizes",
+            hint=f"Call {name}.compute_chunk_sizes() first (it computes the chunks' "
+                 "lengths), or give the sizes when the array is made.")
 
 
 def on_host(args: tuple) -> tuple:
-    """The arguments with every device array copied to a NumPy array (the
-    structs around them mirrored), for the trace."""
+    """The arguments with every device array copied to a NumPy array, and
+    every Dask array's sample (samples.py) a plain NumPy array (the structs
+    around them mirrored), for the trace."""
+    if any(is_dask(leaf) for arg in args for _, leaf in flatten(arg)):
+        args = sampled(args)
     return tuple(rebuild(arg, lambda _path, leaf: to_host(leaf)) for arg in args)
 
 
 def to_host(value):
-    """A device array's NumPy copy; anything else as it is."""
+    """A device array's NumPy copy, a Dask sample as the NumPy array it is;
+    anything else as it is."""
+    if isinstance(value, DaskSample):
+        return value.view(np.ndarray)
     module = device_module(value)
     return value if module is None else module.asnumpy(value)
 
@@ -84,8 +131,9 @@ def to_host(value):
 def in_library(value, library: str):
     """The NumPy arrays in `value` (a structure of them) put in `library`:
     what the trace computed on the host, given back as a call on the
-    device would give it."""
-    if library == NUMPY:
+    device would give it. (Dask's are traced on samples, and a value traced
+    on them is no part of the whole arrays': see samples.marking.)"""
+    if library in (NUMPY, DASK):
         return value
     module = sys.modules[library]
     return rebuild(value, lambda _path, leaf: module.asarray(leaf)
@@ -97,7 +145,7 @@ def device_constants(constants: dict, library: str) -> tuple[dict, tuple]:
     into it too), copied to the device, and a Dependency on each one's
     contents: the NumPy code reads the live array, and the device code a
     copy, so a change made in place must make that copy stale."""
-    if library == NUMPY:
+    if library in (NUMPY, DASK):  # (a Dask graph takes NumPy arrays as they are)
         return constants, ()
     copied = tuple(_contents(name, value) for name, value in constants.items()
                    if isinstance(value, np.ndarray))
