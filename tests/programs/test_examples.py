@@ -3,6 +3,7 @@
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from conftest import EXAMPLES, ROOT
 
@@ -13,6 +14,17 @@ def test_example_runs(name):
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert result.stdout
+
+
+def test_dask_logreg_trains_on_a_local_cluster():
+    pytest.importorskip("distributed")
+    result = subprocess.run([sys.executable, str(EXAMPLES / "dask_logreg.py")], cwd=ROOT,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    losses = [float(line.rsplit(" ", 1)[1]) for line in result.stdout.splitlines()
+              if line.startswith("step ")]
+    assert len(losses) == 8 and losses[0] == pytest.approx(np.log(2), rel=1e-4)
+    assert all(later < earlier for earlier, later in zip(losses, losses[1:])), losses
 
 
 def test_iterative_gives_2_4_8():
