@@ -256,16 +256,30 @@ def test_logistic_regression_over_16_chunks_on_a_cluster(client, tmp_path):
     np.testing.assert_allclose(value, want_value, rtol=1e-10)
     for got, expected in zip(g, want):
         np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-15)
-    # and through a saved module, imported as any module is
-    df = ys.simplegrad(logistic, w, X, y)
-    df.save(tmp_path / "grad_logistic_cluster.py")
-    sys.path.insert(0, str(tmp_path))
-    try:
+    # and through a saved module, in a process without yota_src, on the cluster
+    ys.simplegrad(logistic, w, X, y).save(tmp_path / "grad_logistic_cluster.py")
+    script = textwrap.dedent(f"""
+        import sys
+        class NoYota:
+            def find_spec(self, name, path=None, target=None):
+                if name.partition(".")[0] == "yota_src":
+                    raise ImportError("yota_src is not installed here")
+        sys.meta_path.insert(0, NoYota())
+        sys.path.insert(0, {str(tmp_path)!r})
+        import dask, dask.array as da, numpy as np
+        from distributed import Client
         from grad_logistic_cluster import grad_logistic
-    finally:
-        sys.path.remove(str(tmp_path))
-    saved = dask.compute(*grad_logistic(w, X, y))
-    np.testing.assert_allclose(saved[1], want[0], rtol=1e-10)
+        with Client({client.scheduler.address!r}):
+            X = da.random.default_rng(0).normal(size=({rows}, 8), chunks=(250, 8))
+            y = (da.random.default_rng(1).random({rows}, chunks=250) > 0.5).astype(float)
+            w = 0.1 * np.random.default_rng(2).normal(size=8)
+            value, dw, dX, dy = dask.compute(*grad_logistic(w, X, y))
+        print(repr(float(value)), *map(repr, dw.tolist()))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
+                         text=True, timeout=120).stdout.split()
+    assert float(out[0]) == pytest.approx(float(want_value), rel=1e-10)
+    np.testing.assert_allclose([float(each) for each in out[1:]], want[0], rtol=1e-10)
 
 
 def test_mlp_over_16_chunks_on_a_cluster(client):
