@@ -3,6 +3,7 @@
 equal to NumPy's; on the local scheduler and on a LocalCluster of two worker
 processes, the data made on the workers. What no module can serve, refused."""
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -13,7 +14,7 @@ import pytest
 
 import yota_src as ys
 from yota_src.core.values import rebuild
-from yota_src.errors import UnsupportedSyntaxError
+from yota_src.errors import ControlFlowChanged, UnsupportedSyntaxError
 from yota_src.tracing.array_library import MixedArrayLibraries, UnknownSizes
 
 da = pytest.importorskip("dask.array")
@@ -94,10 +95,10 @@ def test_the_trace_reads_the_first_rows_only():
         read.append(block_info[0]["chunk-location"])
         return block
 
-    w, X, y = logistic_data(400)
-    Xd = da.from_array(X, chunks=(25, 6)).map_blocks(noted, dtype=X.dtype)
-    value, g = ys.grad(logistic, w, Xd, da.from_array(y, chunks=25))
-    assert read == [(0, 0)]
+    w, X, y = logistic_data(1600)
+    Xd = da.from_array(X, chunks=(100, 6)).map_blocks(noted, dtype=X.dtype)
+    value, g = ys.grad(logistic, w, Xd, da.from_array(y, chunks=100))
+    assert read == [(0, 0)]  # the sample's rows, all in the first chunk
     assert all(isinstance(each, da.Array) for each in (value, *g))
     value, g = ys.compute(value, g)
     assert len(read) == 1 + 16  # computed once, every chunk read once, for value and gradients
@@ -115,6 +116,32 @@ def test_one_module_serves_every_size_and_chunking():
         got = dask.compute(*df(w, da.from_array(X, chunks=chunk), da.from_array(y, chunks=chunk)))
         for a, b in zip(got, ys.simplegrad(logistic, w, X, y)(w, X, y)):
             np.testing.assert_allclose(a, b, rtol=1e-10)
+
+
+@pytest.mark.parametrize("rows", [1, 2, 63, 64, 65, 66, 130, 1000])
+def test_sizes_around_the_samples_cut(rows):
+    w, X, y = logistic_data(rows, columns=70)
+    value, g = ys.compute(*ys.grad(logistic, w, da.from_array(X, chunks=32),
+                                   da.from_array(y, chunks=32)))
+    want_value, want = ys.grad(logistic, w, X, y)
+    np.testing.assert_allclose(value, want_value, rtol=1e-10)
+    for got, expected in zip(g, want):
+        np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-15)
+
+
+def test_sizes_twice_one_another_stay_so_in_the_sample():
+    """`z` of 2N rows beside `X` of N: the sample keeps their ratio."""
+    def paired(w, X, z):
+        r = X @ w
+        return np.mean((np.concatenate([r, 2 * r]) - z) ** 2)
+
+    w, X, _ = logistic_data(1000)
+    z = np.random.default_rng(1).normal(size=2000)
+    value, g = ys.compute(*ys.grad(paired, w, da.from_array(X, chunks=100),
+                                   da.from_array(z, chunks=200)))
+    want_value, want = ys.grad(paired, w, X, z)
+    np.testing.assert_allclose(value, want_value, rtol=1e-10)
+    np.testing.assert_allclose(g[2], want[2], rtol=1e-10, atol=1e-15)
 
 
 def test_numpy_arrays_beside_dask_ones_join_the_graph():
@@ -148,6 +175,22 @@ def test_a_numpy_scalar_beside_dask_arrays_keeps_its_gradient_lazy():
     np.testing.assert_allclose(g[1], ys.grad(affine, w, np.float64(0.3), X)[1][1], rtol=1e-10)
 
 
+def test_float32_data_and_numpy_scalars_compute_nothing_when_called():
+    def halved(w, X, y):
+        return np.mean((X @ w - y) ** 2) * np.float64(0.5)
+
+    w, X, y = (a.astype(np.float32) for a in logistic_data(300))
+    args = (w, da.from_array(X, chunks=50), da.from_array(y, chunks=50))
+    ys.grad(halved, *args)
+    with dask.config.set(scheduler=nothing_computed):
+        value, g = ys.grad(halved, *args)
+    value, g = ys.compute(value, g)
+    want_value, want = ys.grad(halved, w, X, y)
+    assert g[0].dtype == want[0].dtype
+    np.testing.assert_allclose(value, want_value, rtol=1e-5)
+    np.testing.assert_allclose(g[0], want[0], rtol=1e-5)
+
+
 def test_a_wrong_argument_is_refused_naming_dask():
     w, X, y = logistic_data(200)
     df = ys.simplegrad(logistic, w, da.from_array(X, chunks=50), da.from_array(y, chunks=50))
@@ -170,10 +213,64 @@ def test_random_draws_and_other_transforms_are_refused():
         return np.sum((X @ w) * rng.normal(size=X.shape[0]))
 
     w, X, _ = logistic_data(100)
+    Xd = da.from_array(X, chunks=25)
     with pytest.raises(UnsupportedSyntaxError, match="draws random numbers"):
-        ys.grad(noisy, w, da.from_array(X, chunks=25))
-    with pytest.raises(UnsupportedSyntaxError, match="ys.vjp .*Dask"):
-        ys.vjp(lambda X: np.tanh(X), da.from_array(X, chunks=25))
+        ys.grad(noisy, w, Xd)
+    for what, call in [("ys.vjp", lambda: ys.vjp(np.tanh, Xd)),
+                       ("ys.jvp", lambda: ys.jvp(logistic_sum, (w, Xd), (w,))),
+                       ("ys.hvp", lambda: ys.hvp(cubed, Xd, X)),
+                       ("ys.hessian", lambda: ys.hessian(cubed, Xd)),
+                       ("ys.jacobian", lambda: ys.jacobian(np.tanh, Xd)),
+                       ("ys.trace", lambda: ys.trace(cubed, Xd)),
+                       ("ys.check_grad", lambda: ys.check_grad(logistic_sum, w, Xd)),
+                       ("transform='hvp')", lambda: ys.derivative(cubed, Xd, Xd, transform="hvp"))]:
+        with pytest.raises(UnsupportedSyntaxError, match=re.escape(what) + " over Dask"):
+            call()
+
+
+def logistic_sum(w, X):
+    return np.sum(np.tanh(X @ w))
+
+
+def cubed(X):
+    return np.sum(X ** 3)
+
+
+def test_what_the_code_cannot_read_at_run_time_is_refused():
+    def per_row(w, X):
+        return np.sum(X @ w) / float(X.shape[0])  # a size used as a value
+
+    w, X, _ = logistic_data(300)
+    with pytest.raises(UnsupportedSyntaxError, match="holds one of the data's sizes"):
+        ys.grad(per_row, w, da.from_array(X, chunks=50))
+
+
+def test_the_functions_own_error_is_its_own():
+    with pytest.raises(ValueError, match="size 4 is different from 6"):
+        ys.grad(logistic, np.ones(4), *map(da.from_array, logistic_data(300)[1:]))
+
+
+def test_a_dask_array_from_outside_the_arguments_is_refused():
+    X = da.from_array(logistic_data(100)[1], chunks=25)
+
+    def outside(w):
+        return np.mean((X @ w) ** 2)
+
+    with pytest.raises(UnsupportedSyntaxError, match="X is a Dask array read from outside"):
+        ys.grad(outside, np.ones(6))
+
+
+def test_a_decision_the_sample_took_the_other_way_says_what_to_do():
+    def either(w, X):
+        r = X @ w
+        if np.sum(r) > 0:
+            return np.mean(r ** 2)
+        return np.mean(np.abs(r))
+
+    X = np.vstack([-np.ones((100, 6)), 5 * np.ones((900, 6))])  # the first rows: negative
+    for dynamic in (False, True):
+        with pytest.raises(ControlFlowChanged, match="sample of their first rows.*np.where"):
+            ys.grad(either, np.ones(6), da.from_array(X, chunks=100), dynamic=dynamic)
 
 
 def test_dask_beside_cupy_is_refused():

@@ -178,7 +178,7 @@ class GradientCache:
                 return compiled, compiled.function(*args)
             except ControlFlowChanged as error:
                 if not dynamic:
-                    raise other_path(error) from None
+                    raise other_path(error, compiled) from None
                 rewind(states)  # the variant that applies draws what one call of f would
         return None, None
 
@@ -235,7 +235,17 @@ class GradientCache:
         return self.variants.items()
 
 
-def other_path(error: ControlFlowChanged) -> ControlFlowChanged:
+def other_path(error: ControlFlowChanged, compiled=None) -> ControlFlowChanged:
+    """The error a call whose data went another way raises, saying what to
+    do: `dynamic=True`; for Dask arrays, whose gradient was traced on a
+    sample of their first rows that went the way the whole data does not,
+    and cannot be traced the other way, something else."""
+    if compiled is not None and compiled.generated_from.signature.library == "dask":
+        return ControlFlowChanged(
+            f"{error}. The Dask arrays were traced on a sample of their first rows, which "
+            "decided it the other way, and dynamic=True traces the same rows: decide it "
+            "outside the function and pass the answer in (a bool argument), or compute both "
+            "ways and choose with np.where.")
     return ControlFlowChanged(f"{error}. ys.grad(..., dynamic=True) traces and caches each "
                               "path instead.")
 

@@ -33,6 +33,7 @@ from yota_src.core.values import ATTR, ITEM, get_path, set_path
 from yota_src.errors import ControlFlowChanged, meant_for_user, without_internal_frames
 from yota_src.ir.signature import signature_key
 from yota_src.ir.tape import Call, Guard, Tape
+from yota_src.tracing import array_library
 
 _cache = GradientCache()  # the one cache of compiled gradients: ys.grad's
 _checks = _cache.checks  # what every call reads, bound once
@@ -111,7 +112,7 @@ def grad(f: Callable, *args, dynamic: bool = False,
                     return result[0], GradientResult(result[n_bound + 1:], compiled)
                 except ControlFlowChanged as error:
                     if not dynamic:
-                        raise other_path(error) from None
+                        raise other_path(error, compiled) from None
                     skipped = id(compiled)  # another path: traced, not run again
         return _grad(fn, full_args, n_bound, options, variants, skipped, len(args), dynamic,
                      wrt, loops, has_aux)
@@ -162,10 +163,22 @@ def _grad(fn: Callable, full_args: tuple, n_bound: int, options: tuple, variants
                 _cache.add(key, compiled)  # first: a rule the code calls may ask for it again
                 if _serves_other_sizes(compiled):
                     _cache.add_general(kind, compiled)
-                result = compiled.function(*full_args)
+                result = _first_call(compiled, full_args)
     if check is not None:
         _cache.remember(fn, check, key)
     return result[0], GradientResult(result[n_bound + 1:], compiled)
+
+
+def _first_call(compiled, args: tuple):
+    """The call of code just generated, whose data may still go another way:
+    Dask arrays' first rows, which the code was traced on, need not decide
+    as the whole data does."""
+    try:
+        return compiled.function(*args)
+    except ControlFlowChanged as error:
+        if compiled.generated_from.signature.library != "dask":
+            raise
+        raise other_path(error, compiled) from None
 
 
 _NO_KEY = object()
@@ -310,6 +323,7 @@ def vjp(f: Callable, *args, wrt: int | str | Sequence[int | str] | None = None,
         (array([3., 5.]),)
     """
     refuse_keywords("vjp", keywords)
+    array_library.refuse_dask("ys.vjp", args)
     fn, full_args, n_bound = target(f, args)
     compiled = build(fn, full_args, wrt_indices(wrt, len(args), n_bound, fn, full_args),
                      loops_option(loops), pullback=True)
@@ -339,6 +353,7 @@ def trace(f: Callable, *args) -> tuple[Any, Tape]:
         %1 = input x  :: float64 (3,)
     """
     fn, full_args, _ = target(f, args)
+    array_library.refuse_dask("ys.trace", full_args)  # (it would give the sample's value)
     return primal(fn, full_args)
 
 

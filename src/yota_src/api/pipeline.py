@@ -29,10 +29,11 @@ from yota_src.api.unrolling import unroll
 from yota_src.api.user_facing import errors_at_user_lines
 from yota_src.codegen import loader
 from yota_src.core.primitives import display_name, is_output, store_in_argument
-from yota_src.core.values import containers_in, flatten, stackable
+from yota_src.core.values import DaskSample, containers_in, flatten, stackable
 from yota_src.differentiate import cotangents
 from yota_src.differentiate.sweep import differentiate
 from yota_src.errors import ControlFlowChanged, MutationError, UnsupportedSyntaxError, YotaError
+from yota_src.ir.dims import Symbol
 from yota_src.ir.signature import Signature
 from yota_src.ir.tape import Call, Tape
 from yota_src.passes import eliminate_dead_code, optimize, optimize_forward
@@ -96,25 +97,58 @@ def _built(fn: Callable, args: tuple, wrt_args: frozenset, loops: str, work_arra
            has_aux: bool, pullback: bool, kind: str, sizes: bool, rows: bool,
            branches: bool = True) -> Compiled:
     options = (wrt_args, loops, work_arrays, has_aux, pullback, kind, branches, rows)
-    dask = bool(samples.marked(args))  # traced on a sample: its sizes must be read at run time
+    if samples.marked(args):
+        return _loaded(fn, args, _made_for_dask(fn, args, options), pullback)
     if sizes:
         try:
             made = _made(fn, args, *options, dims=True)
-        except Exception as error:  # noqa: BLE001 - made for the example's sizes, which raises
-            if dask and isinstance(error, YotaError) and not isinstance(error, ControlFlowChanged):
-                raise  # (the user's to act on: what Dask lacks, what cannot be differentiated)
-            if dask:
-                raise _sizes_fixed(fn, "") from error
+        except Exception:  # noqa: BLE001 - made for the example's sizes, which raises
             return _loaded(fn, args, _made(fn, args, *options, dims=False), pullback)
-        if dask and made.unroller.random_states:
-            raise _sizes_fixed(fn, "it draws random numbers, which the client would draw as "
-                               "NumPy arrays of the data's size; ")
         if _serves_other_sizes(fn, args, options, made):
             return _loaded(fn, args, made, pullback)
-        if dask:
-            raise _sizes_fixed(fn, "its code holds a size as a number (a size used as a value, "
-                               "or handed to code yota-src does not follow); ")
     return _loaded(fn, args, _made(fn, args, *options, dims=False), pullback)
+
+
+def _made_for_dask(fn: Callable, args: tuple, options: tuple) -> Made:
+    """The module for Dask arrays, traced on a sample of them (samples.py):
+    it must read at run time every size the sample cut, and serve others;
+    one that cannot is refused, saying why."""
+    try:
+        made = _made(fn, args, *options, dims=True)
+    except Exception as error:  # noqa: BLE001 - sizes the code cannot follow, or its own error
+        if isinstance(error, YotaError) and not isinstance(error, ControlFlowChanged):
+            raise  # (the user's to act on: what Dask lacks, what cannot be differentiated)
+        _made(fn, args, *options, dims=False, dump=False)  # the function's own error, if any
+        raise _sizes_fixed(fn, "its code relates sizes in a way yota-src cannot follow; ") \
+            from error
+    if made.unroller.random_states:
+        raise UnsupportedSyntaxError(
+            f"the gradient of {display_name(fn)} cannot be written for Dask arrays: it draws "
+            "random numbers, which the client would draw as NumPy arrays",
+            hint="Draw them outside the function (da.random, on the workers) and pass them "
+                 "in as an argument.")
+    if not _reads_cut_sizes(made, args) or not _serves_other_sizes(fn, args, options, made):
+        raise _sizes_fixed(fn, "its code holds one of the data's sizes as a number (a size "
+                           "used as a value, a strided slice, a library routine yota-src "
+                           "does not follow); ")
+    return made
+
+
+def _reads_cut_sizes(made: Made, args: tuple) -> bool:
+    """Every size the sample cut from a Dask array is read at run time."""
+    facts = made.tape.signature.dims
+    if facts is None:
+        return False
+    for index, arg in enumerate(args):
+        for path, leaf in flatten(arg):
+            if not isinstance(leaf, DaskSample):
+                continue
+            for axis, size in enumerate(leaf.shape):
+                symbol = Symbol(index, path, axis)
+                if size > samples.SMALLEST and (
+                        symbol not in facts.values or not isinstance(facts.find(symbol), Symbol)):
+                    return False
+    return True
 
 
 def _refuse_for_dask(fn: Callable, args: tuple, pullback: bool, kind: str) -> None:

@@ -52,6 +52,7 @@ def hvp(f: Callable, x, v, *, loops: str = "roll") -> Any:
         >>> ys.hvp(f, np.array([1.0, 2.0]), np.array([1.0, 0.0]))
         array([6., 0.])
     """
+    array_library.refuse_dask("ys.hvp", x, v)
     v = _shaped_like(x, v, "v")
     return derivative(f, x, v, transform="hvp", loops=loops)(x, v)
 
@@ -91,6 +92,7 @@ def hessian(f: Callable, x, *, loops: str = "roll") -> np.ndarray:
         array([[2., 1.],
                [1., 0.]])
     """
+    array_library.refuse_dask("ys.hessian", x)
     product = derivative(f, x, x, transform="hvp", loops=loops)
     return _stacked([product(x, unit) for unit in _units(x)], np.shape(x), np.shape(x), x)
 
@@ -120,6 +122,7 @@ def jvp(f: Callable, args: Sequence, tangents: Sequence, *,
         array([2., 4.])
     """
     args, tangents = tuple(args), tuple(tangents)
+    array_library.refuse_dask("ys.jvp", args, tangents)
     floats = [arg for arg in args if cotangents.is_float(arg)]
     if len(tangents) != len(floats):
         raise TypeError(f"ys.jvp takes one tangent per float argument ({len(floats)} here); "
@@ -149,6 +152,7 @@ def jacobian(f: Callable, x, *, mode: str = "auto", loops: str = "roll") -> np.n
         array([[0., 2.],
                [2., 0.]])
     """
+    array_library.refuse_dask("ys.jacobian", x)
     if not isinstance(mode, str) or mode not in ("auto", "rev", "fwd"):
         raise ValueError(f"mode={mode!r}: use \"rev\", \"fwd\" or \"auto\"")
     value, pullback = vjp(f, x, loops=loops)
@@ -223,6 +227,8 @@ def derivative(f: Callable, *args, transform: str = "grad",
         >>> product(np.array([1.0, 2.0]), np.array([1.0, 0.0]))
         array([6., 0.])
     """
+    if transform != "grad":
+        array_library.refuse_dask(f"ys.derivative(transform={transform!r})", args)
     if transform == "grad":
         return simplegrad(f, *args, wrt=wrt, loops=loops)
     if transform not in ("hvp", "jvp"):

@@ -142,6 +142,8 @@ class _DaskSpelling(_Spelling):
             return host  # a type, a dtype or a constant: the same in Dask's code
         if isinstance(value, np.ufunc) and (len(parts) == 2 or parts[0] == "scipy"):
             return host  # elementwise: Dask's arrays take every ufunc
+        if host in _NUMPY_VALUES_ONLY:
+            return host
         if parts[0] == "np" and len(parts) == 2 and parts[1] in _MADE_HERE:
             return self._dask(parts[1:], host)
         if parts[0] == "np" and _resolve(".".join(["dask", "array", *parts[1:]])) is not None:
@@ -169,6 +171,11 @@ class _DaskSpelling(_Spelling):
 # array protocol dispatches them, and Dask spells them `da.`
 _MADE_HERE = frozenset({"zeros", "ones", "full", "empty", "arange", "eye", "linspace",
                         "identity", "tri", "array", "asarray", "asanyarray"})
+
+
+# written only for NumPy values in a Dask module: passes/outputs.py copies a
+# returned NumPy array, never a Dask one (Dask's arrays are not changed in place)
+_NUMPY_VALUES_ONLY = frozenset({"np.copy"})
 
 
 def _resolve_host(dotted: str):

@@ -225,7 +225,7 @@ class Speller:
             return ast.Call(ast.Attribute(self.literal(args[0]), args[1]),
                             [self.literal(a) for a in args[2:]], self.keywords(kwargs))
         arguments = [self.literal(a) for a in args]
-        if args and self.sig.library != array_library.NUMPY and _float_scalar(args[0]) \
+        if args and self.sig.library == array_library.CUPY and _float_scalar(args[0]) \
                 and _array_first(fn):  # CuPy's routines take arrays only: cp.broadcast_to(1.0, s)
             arguments[0] = ast.Call(self.function(np.asarray), [arguments[0]], [])
         return ast.Call(self.function(fn), arguments, self.keywords(kwargs))

@@ -315,6 +315,11 @@ class Leaf:
         return f"{describe_dtype(self.dtype)} (any,{' ' + rest if rest else ''})"
 
 
+class DaskSample(np.ndarray):
+    """A NumPy array cut from a Dask array, standing for it in the trace
+    (tracing/samples.py): its leaf's type, so the code takes a Dask array there."""
+
+
 def describe_leaf(path: tuple, value) -> Leaf:
     kind = kind_of(value)
     if kind == STATIC:

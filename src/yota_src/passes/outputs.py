@@ -13,8 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from yota_src.core import primitives
+from yota_src.core.values import DaskSample
 from yota_src.ir.loops import is_loop_output
-from yota_src.ir.tape import Call, Const, Input, Op, Tape, iter_refs, map_refs
+from yota_src.ir.tape import Call, Const, Input, Op, Tape, iter_refs, map_refs, operands
 
 # primitives whose result is always a new array (beside ufuncs, operators and
 # constructors: primitives.returns_new_array), never a view of an operand
@@ -82,13 +83,14 @@ def own_outputs(tape: Tape) -> Tape:
     seen = set(iter_refs(value))  # the loss, and any aux (has_aux)
 
     forward = set(tape.ops[: tape.n_forward])
+    lazy = _from_dask(tape)  # Dask's arrays are never changed in place: none is copied
 
     def owned(op):
         if not isinstance(op, Op):
             return op
         shared = op in seen or _may_share(op, forward | seen)
         seen.add(op)
-        if not shared or op.shape == ():
+        if not shared or op.shape == () or op in lazy:
             return op
         copy = _copied(op, tape.signature)
         ops.append(copy)  # codegen names it after the argument it is the gradient of
@@ -99,3 +101,18 @@ def own_outputs(tape: Tape) -> Tape:
 
     output = (value,) + tuple(map_refs(g, owned) for g in gradients)
     return tape.replace(ops=ops, output=output, n_forward=tape.n_forward, labels=labels)
+
+
+def _from_dask(tape: Tape) -> set:
+    """The ops computed from an argument that is a Dask array."""
+    signature = tape.signature
+    if signature is None or signature.library != "dask":
+        return set()
+    marked = {(index, leaf.path) for index, leaves in enumerate(signature.leaves)
+              for leaf in leaves if leaf.type is DaskSample}
+    lazy: set = set()
+    for op in tape.ops:
+        if isinstance(op, Input) and (op.index, op.path) in marked or any(
+                operand in lazy for operand in operands(op)):
+            lazy.add(op)
+    return lazy

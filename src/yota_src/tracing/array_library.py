@@ -166,16 +166,28 @@ def like(reference, value):
     return value if module is None else module.asarray(value)
 
 
+def refuse_dask(what: str, *values) -> None:
+    """What yota-src writes for Dask arrays is a gradient (ys.grad,
+    ys.simplegrad): anything else given them refuses, naming itself."""
+    if any(is_dask(leaf) for value in values for _, leaf in flatten(value)):
+        raise UnsupportedSyntaxError(
+            f"{what} over Dask arrays: yota-src writes gradients for Dask arrays (ys.grad, "
+            "ys.simplegrad), and nothing else",
+            hint="Compute the arrays (x.compute()) to use it on NumPy arrays.")
+
+
 def refuse_device_value(value, name: str | None, loc) -> None:
-    """A CuPy array read from outside the arguments cannot be traced on the
-    host nor frozen into the code: it is refused, naming it."""
-    if device_module(value) is None:
+    """A CuPy or Dask array read from outside the arguments cannot be traced
+    on the host nor frozen into the code: it is refused, naming it."""
+    library = CUPY if device_module(value) is not None else DASK if is_dask(value) else None
+    if library is None:
         return
     raise UnsupportedSyntaxError(
-        f"{name or 'an array'} is a CuPy array read from outside the arguments (a global, a "
-        "closure variable, a default or an attribute)", loc,
+        f"{name or 'an array'} is a {_NAMES[library]} array read from outside the arguments (a "
+        "global, a closure variable, a default or an attribute)", loc,
         hint="Pass it to the function as an argument (or a field of a struct argument), "
-             "which the generated code then reads on the device.")
+             "which the generated code then reads " + (
+                 "on the device." if library == CUPY else "lazily, as Dask's."))
 
 
 def is_device_function(fn) -> bool:
