@@ -245,9 +245,36 @@ def test_what_the_code_cannot_read_at_run_time_is_refused():
         ys.grad(per_row, w, da.from_array(X, chunks=50))
 
 
-def test_the_functions_own_error_is_its_own():
-    with pytest.raises(ValueError, match="size 4 is different from 6"):
+def test_a_failure_on_the_sample_says_it_is_the_sample():
+    def row(w, X):
+        return X[99] @ w
+
+    with pytest.raises(UnsupportedSyntaxError, match=r"fails on the sample .*\(X \(65, 6\)\): "
+                       "IndexError") as error:
+        ys.grad(row, np.ones(6), da.from_array(logistic_data(300)[1], chunks=50))
+    assert "first rows" in str(error.value)
+    with pytest.raises(UnsupportedSyntaxError, match="size 4 is different from 6"):
         ys.grad(logistic, np.ones(4), *map(da.from_array, logistic_data(300)[1:]))
+
+
+def test_a_value_of_the_data_read_as_a_number_is_refused():
+    def scaled(w, X):
+        return np.sum(X @ w) * np.std(X[:, 0]).item()
+
+    with pytest.raises(UnsupportedSyntaxError, match=r"as a Python number \(`\.item\(\)`"):
+        ys.grad(scaled, np.ones(6), da.from_array(logistic_data(300)[1], chunks=50))
+
+
+def test_a_numpy_array_of_n_times_t_rows_beside_dask_data_of_n():
+    def unrolled(w, X3, t):
+        return np.mean((X3.reshape(-1, X3.shape[-1]) @ w - t) ** 2)
+
+    rng = np.random.default_rng(6)
+    w, X3, t = rng.normal(size=3), rng.normal(size=(120, 5, 3)), rng.normal(size=600)
+    value, g = ys.compute(*ys.grad(unrolled, w, da.from_array(X3, chunks=(30, 5, 3)), t))
+    want_value, want = ys.grad(unrolled, w, X3, t)
+    np.testing.assert_allclose(value, want_value, rtol=1e-10)
+    np.testing.assert_allclose(g[0], want[0], rtol=1e-10)
 
 
 def test_a_dask_array_from_outside_the_arguments_is_refused():

@@ -157,3 +157,15 @@ def test_random_losses_give_the_same_gradients_without_the_pass(loss, seed):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
     for a, b in zip(fixed, plain[1:]):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+def test_float16_keeps_its_factors_before_sums():
+    """A factor below 1 applied after a sum lets the sum pass float16's 65504."""
+    def f(w, X):
+        return np.mean((X @ w) ** 2)
+
+    rng = np.random.default_rng(1)
+    X, w = rng.uniform(0, 1, size=(3000, 3)).astype(np.float16), np.full(3, 40, np.float16)
+    _, g = ys.grad(f, w, X, wrt="w")
+    exact = 2 * (X.astype(np.float64) @ w.astype(np.float64)) @ X.astype(np.float64) / 3000
+    np.testing.assert_allclose(g[0].astype(np.float64), exact, rtol=1e-2)

@@ -103,3 +103,15 @@ def test_float32_sum_gives_a_float32_gradient():
 
     value, g = ys.grad(total, np.ones((2, 2), np.float32))
     assert g[0].dtype == np.float32
+
+
+def test_a_float16_mean_of_a_product_is_not_summed_in_float16():
+    """`ones @ X` becomes a column sum elsewhere; in float16 the sum would
+    overflow where the matmul, which sums in float32, does not."""
+    def f(w, X):
+        return np.mean(X @ w)
+
+    X = np.random.default_rng(2).uniform(40, 60, size=(3000, 3)).astype(np.float16)
+    _, g = ys.grad(f, np.ones(3, np.float16), X, wrt="w")
+    np.testing.assert_allclose(g[0].astype(np.float64), X.astype(np.float64).mean(axis=0),
+                               rtol=1e-2)

@@ -28,15 +28,16 @@ from yota_src.api.transform_tapes import KINDS, result_only, without_cotangent
 from yota_src.api.unrolling import unroll
 from yota_src.api.user_facing import errors_at_user_lines
 from yota_src.codegen import loader
+from yota_src.core import primitives
 from yota_src.core.primitives import display_name, is_output, store_in_argument
-from yota_src.core.values import DaskSample, containers_in, flatten, stackable
+from yota_src.core.values import DaskSample, containers_in, flatten, path_expression, stackable
 from yota_src.differentiate import cotangents
 from yota_src.differentiate.sweep import differentiate
 from yota_src.errors import ControlFlowChanged, MutationError, UnsupportedSyntaxError, YotaError
 from yota_src.ir.dims import Symbol
 from yota_src.ir.signature import Signature
 from yota_src.ir.tape import Call, Tape
-from yota_src.passes import eliminate_dead_code, optimize, optimize_forward
+from yota_src.passes import eliminate_dead_code, optimize, optimize_forward, outputs
 from yota_src.passes.dce import without_unread
 from yota_src.tracing import Unroller, array_library, samples
 from yota_src.tracing.source import unwrap
@@ -118,9 +119,24 @@ def _made_for_dask(fn: Callable, args: tuple, options: tuple) -> Made:
     except Exception as error:  # noqa: BLE001 - sizes the code cannot follow, or its own error
         if isinstance(error, YotaError) and not isinstance(error, ControlFlowChanged):
             raise  # (the user's to act on: what Dask lacks, what cannot be differentiated)
-        _made(fn, args, *options, dims=False, dump=False)  # the function's own error, if any
+        try:
+            _made(fn, args, *options, dims=False, dump=False)
+        except Exception as own:  # noqa: BLE001 - it fails on the sample itself: said so
+            raise UnsupportedSyntaxError(
+                f"{display_name(fn)} fails on the sample of its Dask arrays it is traced on "
+                f"({_sample_shapes(fn, args)}): {type(own).__name__}: {own}",
+                hint="The sample is the data's first rows, sizes above "
+                     f"{samples.SMALLEST} cut: a function that indexes rows past them, or "
+                     "relates sizes otherwise than as multiples, fails there; one that fails "
+                     "on the whole data fails there too.") from own
         raise _sizes_fixed(fn, "its code relates sizes in a way yota-src cannot follow; ") \
             from error
+    if any(isinstance(op, Call) and op.fn in _AS_NUMBERS for op in outputs.from_dask(made.tape)):
+        raise UnsupportedSyntaxError(
+            f"the gradient of {display_name(fn)} cannot be written for Dask arrays: it reads a "
+            "value computed from them as a Python number (`.item()`, `.tolist()`), which a "
+            "Dask array does not give", hint="Compute that value outside the function and "
+            "pass it in, or keep it an array (np.float64(x) and float(x) compute it).")
     if made.unroller.random_states:
         raise UnsupportedSyntaxError(
             f"the gradient of {display_name(fn)} cannot be written for Dask arrays: it draws "
@@ -132,6 +148,17 @@ def _made_for_dask(fn: Callable, args: tuple, options: tuple) -> Made:
                            "used as a value, a strided slice, a library routine yota-src "
                            "does not follow); ")
     return made
+
+
+_AS_NUMBERS = (primitives.item, primitives.element, primitives.tolist)
+
+
+def _sample_shapes(fn: Callable, args: tuple) -> str:
+    """`X (65, 3), y (65,)`: the samples' shapes, by the names of the arguments."""
+    params = parameter_names(unwrap(fn), len(args))
+    return ", ".join(f"{path_expression(params[index], path)} {leaf.shape}"
+                     for index, arg in enumerate(args) for path, leaf in flatten(arg)
+                     if isinstance(leaf, DaskSample))
 
 
 def _reads_cut_sizes(made: Made, args: tuple) -> bool:

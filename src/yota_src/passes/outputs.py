@@ -83,7 +83,7 @@ def own_outputs(tape: Tape) -> Tape:
     seen = set(iter_refs(value))  # the loss, and any aux (has_aux)
 
     forward = set(tape.ops[: tape.n_forward])
-    lazy = _from_dask(tape)  # Dask's arrays are never changed in place: none is copied
+    lazy = from_dask(tape)  # Dask's arrays are never changed in place: none is copied
 
     def owned(op):
         if not isinstance(op, Op):
@@ -103,7 +103,7 @@ def own_outputs(tape: Tape) -> Tape:
     return tape.replace(ops=ops, output=output, n_forward=tape.n_forward, labels=labels)
 
 
-def _from_dask(tape: Tape) -> set:
+def from_dask(tape: Tape) -> set:
     """The ops computed from an argument that is a Dask array."""
     signature = tape.signature
     if signature is None or signature.library != "dask":

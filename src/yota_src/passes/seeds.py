@@ -149,8 +149,8 @@ def _matmul(op: Call, fills: dict):
         keep = len(left.shape) == 2 and len(right.shape) == 2  # (m, 1), broadcast along rows
     else:
         return None
-    if other.dtype != op.dtype:
-        return None
+    if other.dtype != op.dtype or op.dtype.itemsize < 4:
+        return None  # (float16: the matmul sums in float32, a sum would overflow)
     return _scaled_to(op, [_sum(other, axis, keep, op)], value)
 
 

@@ -6,9 +6,10 @@ real ones do. So each size of a Dask array's axes above SMALLEST is taken
 down: as a multiple of the sizes' common divisor where that gives a small
 sample (sizes of `N` and `2 * N` rows stay twice one another), else, in
 order, to the least size above the ones below it (equal sizes alike,
-distinct ones apart, none passing another). Every array is cut to those
-sizes along its axes of them (a NumPy array beside the data too), and what
-is cut from Dask is computed: its first rows, a few kilobytes.
+distinct ones apart, none passing another); a NumPy array's size that is a
+multiple of one of them is cut with them. Every array is cut to those sizes
+along its axes of them (a NumPy array beside the data too), and what is cut
+from Dask is computed: its first rows, a few kilobytes.
 
 The arrays cut from Dask arrays are `DaskSample`s, NumPy arrays that say
 where they came from, so that the module traced on them takes Dask arrays
@@ -59,7 +60,9 @@ def _sample_sizes(args: tuple) -> dict[int, int]:
              if size > SMALLEST}
     if not large:
         return {}
-    kept = {int(size) for leaf in arrays for size in leaf.shape} - large
+    sizes = {int(size) for leaf in arrays for size in leaf.shape}
+    large |= {size for size in sizes if any(size % each == 0 for each in large)}  # (`N * T`)
+    kept = sizes - large
     return _scaled(large, kept) or _ranked(large, kept)
 
 
