@@ -191,6 +191,24 @@ def test_float32_data_and_numpy_scalars_compute_nothing_when_called():
     np.testing.assert_allclose(g[0], want[0], rtol=1e-5)
 
 
+def test_what_dask_lacks_serves_numpy_values_beside_it():
+    """A weight's np.sort is NumPy's, on NumPy values: Dask need not have it.
+    Where a value of the data reaches it, it is refused."""
+    def regularised(w, X):
+        return np.mean(X @ w) + np.sum(np.sort(w) ** 2)
+
+    def sorted_data(w, X):
+        return np.mean(np.sort(X @ w)[::-1][:3])
+
+    w, X, _ = logistic_data(300)
+    value, g = ys.compute(*ys.grad(regularised, w, da.from_array(X, chunks=50)))
+    want_value, want = ys.grad(regularised, w, X)
+    np.testing.assert_allclose(value, want_value, rtol=1e-10)
+    np.testing.assert_allclose(g[0], want[0], rtol=1e-10)
+    with pytest.raises(UnsupportedSyntaxError, match=r"needs np\.sort, which the Dask"):
+        ys.grad(sorted_data, w, da.from_array(X, chunks=50))
+
+
 def test_a_wrong_argument_is_refused_naming_dask():
     w, X, y = logistic_data(200)
     df = ys.simplegrad(logistic, w, da.from_array(X, chunks=50), da.from_array(y, chunks=50))

@@ -35,9 +35,10 @@ from yota_src.differentiate import cotangents
 from yota_src.differentiate.sweep import differentiate
 from yota_src.errors import ControlFlowChanged, MutationError, UnsupportedSyntaxError, YotaError
 from yota_src.ir.dims import Symbol
+from yota_src.ir.lazy import dask_values
 from yota_src.ir.signature import Signature
 from yota_src.ir.tape import Call, Tape
-from yota_src.passes import eliminate_dead_code, optimize, optimize_forward, outputs
+from yota_src.passes import eliminate_dead_code, optimize, optimize_forward
 from yota_src.passes.dce import without_unread
 from yota_src.tracing import Unroller, array_library, samples
 from yota_src.tracing.source import unwrap
@@ -131,7 +132,7 @@ def _made_for_dask(fn: Callable, args: tuple, options: tuple) -> Made:
                      "on the whole data fails there too.") from own
         raise _sizes_fixed(fn, "its code relates sizes in a way yota-src cannot follow; ") \
             from error
-    if any(isinstance(op, Call) and op.fn in _AS_NUMBERS for op in outputs.from_dask(made.tape)):
+    if any(isinstance(op, Call) and op.fn in _AS_NUMBERS for op in dask_values(made.tape)):
         raise UnsupportedSyntaxError(
             f"the gradient of {display_name(fn)} cannot be written for Dask arrays: it reads a "
             "value computed from them as a Python number (`.item()`, `.tolist()`), which a "

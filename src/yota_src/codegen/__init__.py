@@ -32,7 +32,9 @@ from yota_src.codegen.module import numpy_module
 from yota_src.codegen.names import function_name
 from yota_src.codegen.outside_reads import LITERAL_LIMIT
 from yota_src.codegen.spelling import CodegenError
-from yota_src.ir.tape import Tape
+from yota_src.core import primitives
+from yota_src.ir.lazy import dask_values
+from yota_src.ir.tape import Call, Tape
 from yota_src.tracing import array_library
 
 __all__ = ["LITERAL_LIMIT", "CodegenError", "compile_forward", "function_name", "generate"]
@@ -47,8 +49,20 @@ def generate(tape: Tape, kind: str = "gradient") -> tuple[str, dict]:
     """
     text, constants = numpy_module(tape, kind)
     if tape.signature.library != array_library.NUMPY:
-        text = respell.respell(text, function_name(tape, kind), tape.signature.library)
+        text = respell.respell(text, function_name(tape, kind), tape.signature.library,
+                               _numpy_only(tape))
     return text, constants
+
+
+def _numpy_only(tape: Tape) -> frozenset:
+    """The NumPy functions the code calls on NumPy values alone, beside a
+    Dask array's (a weight's `np.sort`): what Dask lacks of them is no matter."""
+    lazy = dask_values(tape)
+    paths = {False: set(), True: set()}
+    for op in tape.ops:
+        if isinstance(op, Call):
+            paths[op in lazy].add(primitives.function_path(op.fn))
+    return frozenset(paths[False] - paths[True] - {None})
 
 
 def compile_forward(tape: Tape) -> Callable:

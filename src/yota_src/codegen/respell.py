@@ -32,17 +32,19 @@ _DEVICE_SPELLINGS = {"np.add.at": "cupyx.scatter_add"}
 # SciPy's modules, found on the device under cupyx.scipy.
 _SCIPY = "scipy."
 
-def respell(source: str, generated_name: str, library: str = CUPY) -> str:
+def respell(source: str, generated_name: str, library: str = CUPY,
+            numpy_only: frozenset = frozenset()) -> str:
     """`source`, a module written for NumPy, written for CuPy: `np.` names
     become `cp.` names (`cupy.` where the module already uses the name `cp`),
     SciPy's become cupyx.scipy's, and np.add.at becomes cupyx.scatter_add.
     Each name is looked up in the imported CuPy, and one it lacks is refused.
-    For Dask (`library`), as the module says. Comments and strings (the
-    user's source lines, messages) stay as written."""
+    For Dask (`library`), as the module says; `numpy_only`, the names the
+    code calls on NumPy values alone, need no Dask counterpart. Comments and
+    strings (the user's source lines, messages) stay as written."""
     tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     taken = {token.string for token in tokens if token.type == tokenize.NAME}
     spelling = _Spelling(taken, generated_name) if library == CUPY \
-        else _DaskSpelling(taken, generated_name)
+        else _DaskSpelling(taken, generated_name, numpy_only)
     edits = []  # (start, end, text), in order
     index = 0
     while index < len(tokens):
@@ -124,10 +126,11 @@ class _DaskSpelling(_Spelling):
     arrays dispatch it (`np.exp`, `np.outer`, `np.float64`), `da.` where
     nothing can (`da.zeros`), and `dask.array.` names under one alias."""
 
-    def __init__(self, taken: set, generated_name: str):
+    def __init__(self, taken: set, generated_name: str, numpy_only: frozenset):
         self.taken, self.generated_name = set(taken), generated_name
         self.spelled, self.imports = {}, {}
         self.alias = "da" if "da" not in taken else self._alias("dask.array")
+        self.numpy_only = numpy_only
 
     def respelled(self, chain: list[str]) -> bool:
         return super().respelled(chain) or len(chain) > 2 and chain[:2] == ["dask", "array"]
@@ -142,10 +145,10 @@ class _DaskSpelling(_Spelling):
             return host  # a type, a dtype or a constant: the same in Dask's code
         if isinstance(value, np.ufunc) and (len(parts) == 2 or parts[0] == "scipy"):
             return host  # elementwise: Dask's arrays take every ufunc
-        if host in _NUMPY_VALUES_ONLY:
-            return host
         if parts[0] == "np" and len(parts) == 2 and parts[1] in _MADE_HERE:
-            return self._dask(parts[1:], host)
+            return self._dask(parts[1:], host)  # (a buffer Dask's values are written into)
+        if host in self.numpy_only:
+            return host  # (NumPy's, on NumPy values: a weight's, a copy of one)
         if parts[0] == "np" and _resolve(".".join(["dask", "array", *parts[1:]])) is not None:
             return host  # dispatched to Dask's own through the array protocol
         raise self._lacking(host)
@@ -171,11 +174,6 @@ class _DaskSpelling(_Spelling):
 # array protocol dispatches them, and Dask spells them `da.`
 _MADE_HERE = frozenset({"zeros", "ones", "full", "empty", "arange", "eye", "linspace",
                         "identity", "tri", "array", "asarray", "asanyarray"})
-
-
-# written only for NumPy values in a Dask module: passes/outputs.py copies a
-# returned NumPy array, never a Dask one (Dask's arrays are not changed in place)
-_NUMPY_VALUES_ONLY = frozenset({"np.copy"})
 
 
 def _resolve_host(dotted: str):

@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from yota_src.core import primitives
-from yota_src.core.values import DaskSample
+from yota_src.ir.lazy import dask_values
 from yota_src.ir.loops import is_loop_output
-from yota_src.ir.tape import Call, Const, Input, Op, Tape, iter_refs, map_refs, operands
+from yota_src.ir.tape import Call, Const, Input, Op, Tape, iter_refs, map_refs
 
 # primitives whose result is always a new array (beside ufuncs, operators and
 # constructors: primitives.returns_new_array), never a view of an operand
@@ -83,7 +83,7 @@ def own_outputs(tape: Tape) -> Tape:
     seen = set(iter_refs(value))  # the loss, and any aux (has_aux)
 
     forward = set(tape.ops[: tape.n_forward])
-    lazy = from_dask(tape)  # Dask's arrays are never changed in place: none is copied
+    lazy = dask_values(tape)  # Dask's arrays are never changed in place: none is copied
 
     def owned(op):
         if not isinstance(op, Op):
@@ -102,17 +102,3 @@ def own_outputs(tape: Tape) -> Tape:
     output = (value,) + tuple(map_refs(g, owned) for g in gradients)
     return tape.replace(ops=ops, output=output, n_forward=tape.n_forward, labels=labels)
 
-
-def from_dask(tape: Tape) -> set:
-    """The ops computed from an argument that is a Dask array."""
-    signature = tape.signature
-    if signature is None or signature.library != "dask":
-        return set()
-    marked = {(index, leaf.path) for index, leaves in enumerate(signature.leaves)
-              for leaf in leaves if leaf.type is DaskSample}
-    lazy: set = set()
-    for op in tape.ops:
-        if isinstance(op, Input) and (op.index, op.path) in marked or any(
-                operand in lazy for operand in operands(op)):
-            lazy.add(op)
-    return lazy
