@@ -4,13 +4,11 @@ equal to NumPy's; on the local scheduler and on a LocalCluster of two worker
 processes, the data made on the workers. What no module can serve, refused."""
 
 import re
-import subprocess
-import sys
-import textwrap
 
 import golden_programs
 import numpy as np
 import pytest
+from conftest import cupy_standin, run_without_yota_src
 
 import yota_src as ys
 from yota_src.core.values import rebuild
@@ -319,23 +317,11 @@ def test_a_decision_the_sample_took_the_other_way_says_what_to_do():
 
 
 def test_dask_beside_cupy_is_refused():
-    from conftest import TESTS
-
-    sys.path.insert(0, str(TESTS / "cupy_standin"))
-    saved = {name: sys.modules.pop(name) for name in list(sys.modules)
-             if name.partition(".")[0] in ("cupy", "cupyx")}
-    try:
-        import cupy
-
-        w, X, y = logistic_data(100)
-        with pytest.raises(MixedArrayLibraries, match="CuPy array and .* a Dask array"):
-            ys.grad(logistic, cupy.asarray(w), da.from_array(X, chunks=25),
-                    da.from_array(y, chunks=25))
-    finally:
-        sys.path.remove(str(TESTS / "cupy_standin"))
-        for name in [name for name in sys.modules if name.partition(".")[0] in ("cupy", "cupyx")]:
-            del sys.modules[name]
-        sys.modules.update(saved)
+    w, X, y = logistic_data(100)
+    with cupy_standin() as cupy, \
+            pytest.raises(MixedArrayLibraries, match="CuPy array and .* a Dask array"):
+        ys.grad(logistic, cupy.asarray(w), da.from_array(X, chunks=25),
+                da.from_array(y, chunks=25))
 
 
 def test_saved_module_runs_with_dask_and_numpy_alone(tmp_path):
@@ -343,14 +329,7 @@ def test_saved_module_runs_with_dask_and_numpy_alone(tmp_path):
     df = ys.simplegrad(logistic, w, da.from_array(X, chunks=30), da.from_array(y, chunks=30))
     df.save(tmp_path / "grad_logistic_dask.py")
     expected = ys.simplegrad(logistic, w, X, y)(w, X, y)
-    script = textwrap.dedent(f"""
-        import sys
-        class NoYota:
-            def find_spec(self, name, path=None, target=None):
-                if name.partition(".")[0] == "yota_src":
-                    raise ImportError("yota_src is not installed here")
-        sys.meta_path.insert(0, NoYota())
-        sys.path.insert(0, {str(tmp_path)!r})
+    out = run_without_yota_src("""
         import dask, dask.array as da, numpy as np
         from grad_logistic_dask import grad_logistic
         rng = np.random.default_rng(0)
@@ -359,9 +338,7 @@ def test_saved_module_runs_with_dask_and_numpy_alone(tmp_path):
         value, *grads = grad_logistic(w, da.from_array(X, chunks=16), da.from_array(y, chunks=16))
         assert all(isinstance(g, da.Array) for g in grads), [type(g) for g in grads]
         print(repr(float(value.compute())), repr(float(grads[0].compute()[0])))
-    """)
-    out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
-                         text=True).stdout.split()
+    """, tmp_path).split()
     assert float(out[0]) == pytest.approx(float(expected[0]), rel=1e-12)
     assert float(out[1]) == pytest.approx(float(expected[1][0]), rel=1e-10)
 
@@ -400,14 +377,7 @@ def test_logistic_regression_over_16_chunks_on_a_cluster(client, tmp_path):
         np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-15)
     # and through a saved module, in a process without yota_src, on the cluster
     ys.simplegrad(logistic, w, X, y).save(tmp_path / "grad_logistic_cluster.py")
-    script = textwrap.dedent(f"""
-        import sys
-        class NoYota:
-            def find_spec(self, name, path=None, target=None):
-                if name.partition(".")[0] == "yota_src":
-                    raise ImportError("yota_src is not installed here")
-        sys.meta_path.insert(0, NoYota())
-        sys.path.insert(0, {str(tmp_path)!r})
+    out = run_without_yota_src(f"""
         import dask, dask.array as da, numpy as np
         from distributed import Client
         from grad_logistic_cluster import grad_logistic
@@ -417,9 +387,7 @@ def test_logistic_regression_over_16_chunks_on_a_cluster(client, tmp_path):
             w = 0.1 * np.random.default_rng(2).normal(size=8)
             value, dw, dX, dy = dask.compute(*grad_logistic(w, X, y))
         print(repr(float(value)), *map(repr, dw.tolist()))
-    """)
-    out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
-                         text=True, timeout=120).stdout.split()
+    """, tmp_path, timeout=120).split()
     assert float(out[0]) == pytest.approx(float(want_value), rel=1e-10)
     np.testing.assert_allclose([float(each) for each in out[1:]], want[0], rtol=1e-10)
 

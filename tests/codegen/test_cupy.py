@@ -19,36 +19,20 @@ import tokenize
 import golden_programs
 import numpy as np
 import pytest
-from conftest import ROOT, TESTS, load_example
+from conftest import ROOT, STANDIN, TESTS, cupy_standin, load_example, run_without_yota_src
 from device_cases import CASES, assert_same_gradients, gpu_example, holds_arrays, on_device
 
 import yota_src as ys
 from yota_src.errors import UnsupportedSyntaxError
 
-STANDIN = TESTS / "cupy_standin"
 GOLDEN = TESTS / "golden"
-
-
-def _device_modules() -> list[str]:
-    return [name for name in sys.modules if name.partition(".")[0] in ("cupy", "cupyx")]
 
 
 @pytest.fixture(scope="module")
 def cp():
-    """The stand-in as `cupy`, for this module's tests only: a real CuPy
-    imported before is put back after."""
-    saved = {name: sys.modules.pop(name) for name in _device_modules()}
-    sys.path.insert(0, str(STANDIN))
-    try:
-        import cupy
-
-        assert cupy.STANDIN
+    """The stand-in as `cupy`, for this module's tests only."""
+    with cupy_standin() as cupy:
         yield cupy
-    finally:
-        sys.path.remove(str(STANDIN))
-        for name in _device_modules():
-            del sys.modules[name]
-        sys.modules.update(saved)
 
 
 def to_host(value):
@@ -285,14 +269,7 @@ def test_saved_module_runs_with_cupy_alone(cp, tmp_path):
     df = ys.simplegrad(module.loss, *args)
     df.save(tmp_path / "grad_loss_gpu.py")
     expected = df(*args)[0]
-    script = textwrap.dedent(f"""
-        import sys
-        class NoYota:
-            def find_spec(self, name, path=None, target=None):
-                if name.partition(".")[0] == "yota_src":
-                    raise ImportError("yota_src is not installed here")
-        sys.meta_path.insert(0, NoYota())
-        sys.path[:0] = [{str(STANDIN)!r}, {str(tmp_path)!r}]
+    out = run_without_yota_src("""
         import numpy as np, cupy
         from grad_loss_gpu import grad_loss
         rng = np.random.default_rng(0)
@@ -302,9 +279,7 @@ def test_saved_module_runs_with_cupy_alone(cp, tmp_path):
         value, *grads = grad_loss(*(cupy.asarray(a) for a in host))
         assert all(type(g) is cupy.ndarray for g in grads[:4]), [type(g) for g in grads]
         print(repr(float(value)))
-    """)
-    out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
-                         text=True).stdout
+    """, STANDIN, tmp_path)
     assert float(out) == pytest.approx(float(expected), rel=1e-14)
 
 
