@@ -183,11 +183,8 @@ def _refuse_for_dask(fn: Callable, args: tuple, pullback: bool, kind: str) -> No
     """Dask arrays that no module serves (of unknown sizes, of CuPy chunks,
     beside CuPy arrays), and what is written for them only as a gradient."""
     array_library.library_of(parameter_names(unwrap(fn), len(args)), args)
-    if pullback or kind != "gradient":
-        raise UnsupportedSyntaxError(
-            f"{'ys.vjp' if pullback else f'a {kind} transform'} of {display_name(fn)} over Dask "
-            "arrays: yota-src writes gradients for Dask (ys.grad, ys.simplegrad)",
-            hint="Compute the arrays (x.compute()) to use it on NumPy arrays.")
+    if pullback or kind != "gradient":  # (ys.vjp and the transforms refuse them first)
+        array_library.refuse_dask("ys.vjp" if pullback else f"a {kind} transform", args)
 
 
 def _sizes_fixed(fn: Callable, why: str) -> UnsupportedSyntaxError:

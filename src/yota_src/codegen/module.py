@@ -29,7 +29,6 @@ from yota_src.codegen.work_arrays import WorkArrays
 from yota_src.core.values import describe_value
 from yota_src.ir.tape import Tape
 from yota_src.tracing import array_library
-from yota_src.tracing.samples import DaskSample
 
 # Formatters run over a project (ruff format, black) leave the module as written,
 # whatever line length they are set to: `yota-src check` compares it byte for byte.
@@ -185,8 +184,7 @@ class ModuleWriter:
         paragraphs = [f"{what} of {qualified} (source sha1 {sig.source_hash})."]
         device = " (CuPy arrays, on the device)" if sig.library == array_library.CUPY else ""
         if sig.library == array_library.DASK:
-            lazy = [sig.leaf_expression(index, leaf.path) for index, leaves in
-                    enumerate(sig.leaves) for leaf in leaves if leaf.type is DaskSample]
+            lazy = [sig.leaf_expression(index, path) for index, path in sig.dask_leaves()]
             device = f" ({', '.join(lazy)}: Dask arrays, the results lazy)"
         served = sig.describe(self.tape.free_counts, self.dims.shape_text)
         paragraphs.append(f"Specialised to{device}: {served or 'no arguments'}.")

@@ -43,7 +43,13 @@ def is_array(value) -> bool:
     if kind is type or not hasattr(kind, "shape"):
         return False
     return hasattr(kind, "__array_namespace__") or kind.__module__.partition(".")[0] == "cupy" \
-        or kind.__name__ == "Array" and kind.__module__.startswith("dask.array")
+        or is_dask(value)
+
+
+def is_dask(value) -> bool:
+    """A dask.array.Array (Dask is imported by whoever made one)."""
+    kind = type(value)
+    return kind.__name__ == "Array" and kind.__module__.startswith("dask.array")
 
 
 def kind_of(value) -> str:

@@ -16,6 +16,7 @@ from yota_src.core.values import (
     DIFF,
     GENERATOR,
     STATIC,
+    DaskSample,
     Leaf,
     Rows,
     children,
@@ -55,6 +56,12 @@ class Signature:
         containers = [node for i, arg in enumerate(args) for node in _layouts(i, arg)]
         return cls(function_name, params, leaves, structs, containers=containers, key=key,
                    **info)
+
+    def dask_leaves(self) -> list[tuple[int, tuple]]:
+        """(index, path) of each leaf that is a Dask array (traced on its
+        sample, tracing/samples.py), in order."""
+        return [(index, leaf.path) for index, leaves in enumerate(self.leaves)
+                for leaf in leaves if leaf.type is DaskSample]
 
     def leaf_expression(self, index: int, path: tuple) -> str:
         return path_expression(self.params[index], path)

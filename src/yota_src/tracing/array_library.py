@@ -27,7 +27,7 @@ import numpy as np
 from yota_src.core.values import flatten, is_array, path_expression, rebuild
 from yota_src.errors import UnsupportedSyntaxError, YotaError
 from yota_src.ir.specialisation import Dependency, describe
-from yota_src.tracing.samples import DaskSample, is_dask, sampled
+from yota_src.tracing.samples import DaskSample, is_dask
 
 NUMPY, CUPY, DASK = "numpy", "cupy", "dask"
 DEVICE_PACKAGES = frozenset({"cupy", "cupyx"})  # whose functions the host trace maps to NumPy's
@@ -112,10 +112,8 @@ def _require_dask_leaf(array, name: str) -> None:
 
 def on_host(args: tuple) -> tuple:
     """The arguments with every device array copied to a NumPy array, and
-    every Dask array's sample (samples.py) a plain NumPy array (the structs
-    around them mirrored), for the trace."""
-    if any(is_dask(leaf) for arg in args for _, leaf in flatten(arg)):
-        args = sampled(args)
+    every Dask array's sample (samples.py, made by build) a plain NumPy
+    array (the structs around them mirrored), for the trace."""
     return tuple(rebuild(arg, lambda _path, leaf: to_host(leaf)) for arg in args)
 
 

@@ -23,18 +23,12 @@ import math
 
 import numpy as np
 
-from yota_src.core.values import DaskSample, flatten, is_array, rebuild
+from yota_src.core.values import DaskSample, flatten, is_array, is_dask, rebuild
 
 SMALLEST = 64  # a size at most this is traced as it is
 SCALED = 1024  # the largest size a sample keeping the data's sizes' ratios may have
 
 __all__ = ["DaskSample", "SCALED", "SMALLEST", "is_dask", "marked", "marking", "sampled"]
-
-
-def is_dask(value) -> bool:
-    """A dask.array.Array (Dask is imported by whoever made one)."""
-    kind = type(value)
-    return kind.__name__ == "Array" and kind.__module__.startswith("dask.array")
 
 
 def sampled(args: tuple) -> tuple:
